@@ -1,0 +1,114 @@
+#!/usr/bin/env bash
+# Fuzz dnsmoat's libFuzzer targets (built by the fuzz preset) for a bounded time.
+#
+#   scripts/fuzz.sh all [SECONDS]       every fuzz_* target in turn, SECONDS each (default 60)
+#   scripts/fuzz.sh TARGET [SECONDS]    one target, by name (fuzz_message) or path to its binary
+#
+# Build first: cmake --workflow --preset fuzz (scripts/test.sh does). Targets are the fuzz_*
+# executables in build/fuzz/tests/fuzz/ (override with MOAT_FUZZ_DIR).
+# Seeds: the dirs listed in <target>.seeds next to the binary (written by moat_add_fuzz_target),
+# else tests/fuzz/corpus/<target>/ plus the real DNS messages in
+# $MOAT_SHARED_DIR/data/wire/{extracted,c-ares-fuzzinput,knot-fuzz}. They are copied into a
+# working corpus build/fuzz/run/<target>/ (wiped per run), so the repository and shared/ are
+# never written; new inputs libFuzzer finds stay there for inspection or `-merge=1`.
+# A dictionary tests/fuzz/<target>.dict is used when present. Extra libFuzzer flags:
+# MOAT_FUZZ_FLAGS="-max_len=512 -only_ascii=1".
+# Crashes, leaks and timeouts go to build/fuzz/artifacts/<target>/; reproduce one with
+#   build/fuzz/tests/fuzz/<target> build/fuzz/artifacts/<target>/crash-...
+# Exit status: 0 when every target ran clean, 1 when any found a problem, 2 on usage errors.
+set -euo pipefail
+
+repo=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+cd "$repo"
+fuzz_dir=${MOAT_FUZZ_DIR:-build/fuzz/tests/fuzz}
+work_root=build/fuzz/run
+artifact_root=build/fuzz/artifacts
+shared=${MOAT_SHARED_DIR:-$repo/../shared}
+
+usage() { sed -n '2,/^set -euo/p' "$0" | sed '$d; s/^# \{0,1\}//'; }
+
+[[ $# -ge 1 && $# -le 2 ]] || { usage >&2; exit 2; }
+case "$1" in -h | --help) usage; exit 0 ;; esac
+which=$1
+seconds=${2:-60}
+[[ "$seconds" =~ ^[0-9]+$ ]] || { echo "fuzz.sh: SECONDS must be a number, not '$seconds'" >&2; exit 2; }
+
+# llvm-symbolizer turns sanitizer reports into file:line stacks.
+if [[ -z "${ASAN_SYMBOLIZER_PATH:-}" && -x /usr/lib/llvm-14/bin/llvm-symbolizer ]]; then
+    export ASAN_SYMBOLIZER_PATH=/usr/lib/llvm-14/bin/llvm-symbolizer
+fi
+export UBSAN_OPTIONS=${UBSAN_OPTIONS:-print_stacktrace=1:halt_on_error=1}
+
+targets=()
+if [[ "$which" == all ]]; then
+    if [[ -d "$fuzz_dir" ]]; then
+        while IFS= read -r -d '' bin; do
+            targets+=("$bin")
+        done < <(find "$fuzz_dir" -maxdepth 1 -type f -name 'fuzz_*' -perm -u+x -print0 | sort -z)
+    fi
+    if ((${#targets[@]} == 0)); then
+        echo "fuzz.sh: WARNING: no fuzz_* targets in $fuzz_dir (build the fuzz preset first;" \
+            "targets come from moat_add_fuzz_target in tests/fuzz/CMakeLists.txt)"
+        exit 0
+    fi
+elif [[ -x "$which" && -f "$which" ]]; then
+    targets=("$which")
+elif [[ -x "$fuzz_dir/$which" ]]; then
+    targets=("$fuzz_dir/$which")
+else
+    echo "fuzz.sh: no fuzz target '$which' in $fuzz_dir" >&2
+    exit 2
+fi
+
+seed_dirs() { # target name, binary dir -> seed dirs, one per line
+    local name=$1 dir=$2
+    if [[ -f "$dir/$name.seeds" ]]; then
+        grep -v '^[[:space:]]*$' "$dir/$name.seeds" || true
+    else
+        echo "tests/fuzz/corpus/$name"
+        printf '%s\n' "$shared/data/wire/extracted" "$shared/data/wire/c-ares-fuzzinput" \
+            "$shared/data/wire/knot-fuzz"
+    fi
+}
+
+failed=()
+for bin in "${targets[@]}"; do
+    name=$(basename "$bin")
+    work="$work_root/$name"
+    artifacts="$artifact_root/$name"
+    rm -rf "$work"
+    mkdir -p "$work/corpus" "$artifacts"
+    nseeds=0
+    i=0
+    while IFS= read -r d; do
+        [[ -d "$d" ]] || { echo "fuzz.sh: $name: seed dir $d missing, skipped"; continue; }
+        i=$((i + 1))
+        cp -R "$d" "$work/corpus/seed$i"
+        nseeds=$((nseeds + $(find "$d" -type f | wc -l)))
+    done < <(seed_dirs "$name" "$(dirname "$bin")")
+
+    flags=(-max_total_time="$seconds" -timeout=10 -rss_limit_mb=2048 -print_final_stats=1
+        -artifact_prefix="$artifacts/")
+    [[ -f "tests/fuzz/$name.dict" ]] && flags+=(-dict="tests/fuzz/$name.dict")
+    # shellcheck disable=SC2206 # word splitting of the extra flags is intended
+    [[ -n "${MOAT_FUZZ_FLAGS:-}" ]] && flags+=(${MOAT_FUZZ_FLAGS})
+
+    echo "fuzz.sh: $name for ${seconds}s, $nseeds seed files, corpus $work/corpus"
+    log="$work/fuzz.log"
+    if "$bin" "${flags[@]}" "$work/corpus" >"$log" 2>&1; then
+        grep -E '^(stat::number_of_executed_units|stat::peak_rss_mb|#[0-9]+\s+DONE)' "$log" |
+            sed "s/^/fuzz.sh: $name: /" || true
+    else
+        rc=$?
+        tail -n 60 "$log"
+        echo "fuzz.sh: $name FAILED (exit $rc); log $log; artifacts:"
+        find "$artifacts" -type f | sed "s|^|  |"
+        failed+=("$name")
+    fi
+done
+
+if ((${#failed[@]})); then
+    echo "fuzz.sh: ${#failed[@]} of ${#targets[@]} targets failed: ${failed[*]}"
+    exit 1
+fi
+echo "fuzz.sh: ${#targets[@]} targets ran ${seconds}s each, no crash"

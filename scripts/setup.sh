@@ -1,0 +1,92 @@
+#!/usr/bin/env bash
+# Install what dnsmoat needs from Debian 12 (bookworm) packages. Idempotent: a package already
+# installed is not touched, and when nothing is missing apt is not called at all.
+#
+#   scripts/setup.sh [GROUP...]      default group: build
+#
+# Groups:
+#   build    compiler, CMake, Ninja and the libraries the daemon and its tests link
+#   test     extras of scripts/test.sh: clang-format, clang-tidy, shellcheck, and the peers of the
+#            comparison tests (ldns, libknot, kdig, dnspython)
+#   fuzz     clang-14 with libFuzzer and the sanitizer runtimes, llvm-symbolizer
+#   aarch64  cross g++ for arm64, qemu-user, arm64 GoogleTest (adds the arm64 architecture)
+#   bench    valgrind (cachegrind/callgrind for instruction counts)
+#   all      every group above
+set -euo pipefail
+
+declare -A GROUPS_PKGS=(
+    [build]="cmake ninja-build g++ pkg-config libexpected-dev libasio-dev nlohmann-json3-dev \
+libspdlog-dev libcli11-dev libtomlplusplus-dev libgtest-dev libgmock-dev libbenchmark-dev \
+python3 git"
+    [test]="libldns-dev libknot-dev knot-dnsutils python3-dnspython clang-format clang-tidy \
+shellcheck"
+    [fuzz]="clang-14 libfuzzer-14-dev libclang-rt-14-dev llvm-14"
+    [aarch64]="g++-aarch64-linux-gnu qemu-user libgtest-dev:arm64 libgmock-dev:arm64"
+    [bench]="valgrind"
+)
+ALL_GROUPS=(build test fuzz aarch64 bench)
+
+usage() {
+    sed -n '2,/^set -euo/p' "$0" | sed '$d; s/^# \{0,1\}//'
+}
+
+groups=()
+for arg in "$@"; do
+    case "$arg" in
+        -h | --help) usage; exit 0 ;;
+        all) groups+=("${ALL_GROUPS[@]}") ;;
+        *)
+            if [[ -z "${GROUPS_PKGS[$arg]+set}" ]]; then
+                echo "setup.sh: unknown group '$arg' (groups: ${ALL_GROUPS[*]} all)" >&2
+                exit 2
+            fi
+            groups+=("$arg")
+            ;;
+    esac
+done
+((${#groups[@]})) || groups=(build)
+
+SUDO=()
+if [[ "$(id -u)" -ne 0 ]]; then
+    command -v sudo >/dev/null || { echo "setup.sh: not root and no sudo" >&2; exit 1; }
+    SUDO=(sudo)
+fi
+
+NATIVE_ARCH=$(dpkg --print-architecture)
+# True when the package is installed: for the named architecture ("libgtest-dev:arm64"), else
+# for the native one or "all" (dpkg lists one line per installed architecture).
+installed() {
+    local name=${1%%:*} arch=${1#*:}
+    [[ "$arch" == "$1" ]] && arch=$NATIVE_ARCH
+    local status
+    status=$(dpkg-query -W -f='${Status} ${Architecture}\n' "$name" 2>/dev/null) || return 1
+    grep -qxE "install ok installed ($arch|all)" <<<"$status"
+}
+
+need_arm64=0
+missing=()
+declare -A seen=()
+for g in "${groups[@]}"; do
+    [[ "$g" == aarch64 ]] && need_arm64=1
+    for pkg in ${GROUPS_PKGS[$g]}; do
+        [[ -n "${seen[$pkg]+set}" ]] && continue
+        seen[$pkg]=1
+        installed "$pkg" || missing+=("$pkg")
+    done
+done
+
+if ((need_arm64)) && ! dpkg --print-foreign-architectures | grep -qx arm64; then
+    echo "setup.sh: adding the arm64 architecture (dpkg --add-architecture arm64)"
+    "${SUDO[@]}" dpkg --add-architecture arm64
+fi
+
+if ((${#missing[@]} == 0)); then
+    echo "setup.sh: all packages present (groups: ${groups[*]})"
+    exit 0
+fi
+
+echo "setup.sh: installing ${missing[*]}"
+"${SUDO[@]}" apt-get update -qq
+"${SUDO[@]}" env DEBIAN_FRONTEND=noninteractive \
+    apt-get install -y -qq --no-install-recommends "${missing[@]}"
+echo "setup.sh: done (groups: ${groups[*]})"

@@ -1,0 +1,236 @@
+#!/usr/bin/env bash
+# The one test command of dnsmoat: what CI runs (.ci/run), and what to run before a commit.
+#
+#   scripts/test.sh [--only STAGE[,STAGE...]] [--jobs N]
+#
+# Installs what the selected stages need (scripts/setup.sh), then runs, in this order and
+# stopping at the first failure:
+#   format    clang-format --dry-run -Werror on src include tests bench; shellcheck on the scripts
+#   layering  cmake/check_layering.py: no upward or same-layer #include between modules
+#   dev       cmake --workflow --preset dev          (Debug build, unit tests, fuzz corpus replay)
+#   tidy      clang-tidy on src/**/*.cpp with build/dev/compile_commands.json, warnings as errors
+#   asan      cmake --workflow --preset asan         (whole suite under ASan + UBSan)
+#   fuzz      cmake --workflow --preset fuzz, then scripts/fuzz.sh all $MOAT_FUZZ_SECONDS (20)
+#   aarch64   cmake --workflow --preset aarch64      (cross build, tests under qemu-aarch64)
+#   release   cmake --workflow --preset release      (-O3 + LTO, tests) and a benchmark smoke run
+#   compare   bench/compare (dnsmoat beside libknot and ldns): agreement tests, benchmark smoke run
+#
+# Options: --only dev,asan selects stages; --jobs N (default: nproc) for builds, ctest, tidy.
+# Environment: MOAT_SHARED_DIR (default: ../shared beside the checkout) is exported to every
+# build and test; MOAT_REQUIRE_SHARED=1 (set by CI) turns "shared data missing, test skipped"
+# into a failure. Logs: build/logs/<stage>.log.
+set -euo pipefail
+
+repo=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+cd "$repo"
+
+ALL_STAGES=(format layering dev tidy asan fuzz aarch64 release compare)
+declare -A STAGE_GROUPS=(
+    [format]="test" [layering]="build" [dev]="build" [tidy]="build test" [asan]="build"
+    [fuzz]="build fuzz" [aarch64]="build aarch64" [release]="build bench"
+    [compare]="build test bench"
+)
+
+usage() { sed -n '2,/^set -euo/p' "$0" | sed '$d; s/^# \{0,1\}//'; }
+
+only=""
+jobs=$(nproc)
+while (($#)); do
+    case "$1" in
+        --only) only=${2:?--only needs a list of stages}; shift 2 ;;
+        --only=*) only=${1#--only=}; shift ;;
+        -j | --jobs) jobs=${2:?--jobs needs a number}; shift 2 ;;
+        --jobs=*) jobs=${1#--jobs=}; shift ;;
+        -h | --help) usage; exit 0 ;;
+        *) echo "test.sh: unknown argument '$1' (see --help)" >&2; exit 2 ;;
+    esac
+done
+[[ "$jobs" =~ ^[1-9][0-9]*$ ]] || { echo "test.sh: --jobs wants a positive number" >&2; exit 2; }
+
+stages=()
+if [[ -z "$only" ]]; then
+    stages=("${ALL_STAGES[@]}")
+else
+    IFS=', ' read -r -a wanted <<<"$only"
+    for w in "${wanted[@]}"; do
+        [[ -n "${STAGE_GROUPS[$w]+set}" ]] || {
+            echo "test.sh: unknown stage '$w' (stages: ${ALL_STAGES[*]})" >&2
+            exit 2
+        }
+    done
+    for s in "${ALL_STAGES[@]}"; do # canonical order, whatever order --only gave
+        for w in "${wanted[@]}"; do [[ "$w" == "$s" ]] && stages+=("$s") && break; done
+    done
+fi
+
+# --- environment shared by every stage -----------------------------------------------------------
+export MOAT_SHARED_DIR=${MOAT_SHARED_DIR:-$repo/../shared}
+[[ -d "$MOAT_SHARED_DIR" ]] && MOAT_SHARED_DIR=$(cd "$MOAT_SHARED_DIR" && pwd)
+export MOAT_REQUIRE_SHARED=${MOAT_REQUIRE_SHARED:-}
+export CMAKE_BUILD_PARALLEL_LEVEL=$jobs
+export CTEST_PARALLEL_LEVEL=$jobs
+export CLICOLOR_FORCE=0
+
+if [[ ! -d "$MOAT_SHARED_DIR" ]]; then
+    if [[ -n "$MOAT_REQUIRE_SHARED" && "$MOAT_REQUIRE_SHARED" != 0 ]]; then
+        echo "test.sh: shared data $MOAT_SHARED_DIR is missing and MOAT_REQUIRE_SHARED is set" >&2
+        exit 1
+    fi
+    echo "test.sh: note: no shared data at $MOAT_SHARED_DIR; tests that need it will skip"
+fi
+
+logs=build/logs
+mkdir -p "$logs"
+
+# --- stages --------------------------------------------------------------------------------------
+source_files() { # tracked and untracked-not-ignored C++ files under the given dirs, NUL-separated
+    if git rev-parse --is-inside-work-tree >/dev/null 2>&1; then
+        git ls-files -z -co --exclude-standard -- "$@" |
+            while IFS= read -r -d '' f; do [[ -f "$f" ]] && printf '%s\0' "$f"; done
+    else
+        find "$@" -type f -print0 2>/dev/null
+    fi
+}
+
+cxx_files() { source_files "$@" | grep -zE '\.(cpp|hpp|h)$' || true; }
+
+stage_format() {
+    local n
+    n=$(cxx_files src include tests bench | tr -cd '\0' | wc -c)
+    echo "clang-format $(clang-format --version | grep -oE '[0-9]+\.[0-9.]+' | head -n1): $n files"
+    if ((n)); then
+        cxx_files src include tests bench | xargs -0 clang-format --dry-run -Werror
+    fi
+    local scripts=()
+    while IFS= read -r -d '' f; do scripts+=("$f"); done < <(
+        source_files scripts .ci | grep -zE '(\.sh|/run)$' || true)
+    if ((${#scripts[@]})); then
+        echo "shellcheck: ${#scripts[@]} scripts"
+        shellcheck -S warning "${scripts[@]}"
+    fi
+}
+
+stage_layering() { python3 cmake/check_layering.py; }
+
+stage_dev() { cmake --workflow --preset dev; }
+
+stage_tidy() {
+    [[ -f build/dev/compile_commands.json ]] || cmake --preset dev >/dev/null
+    local n
+    n=$(source_files src | grep -zE '\.cpp$' | tr -cd '\0' | wc -c)
+    echo "clang-tidy $(clang-tidy --version | grep -oE '[0-9]+\.[0-9.]+' | head -n1): $n files," \
+        "$jobs in parallel"
+    ((n)) || return 0
+    # Bounded: 20 minutes for the whole stage. "N warnings generated" is clang's noise on
+    # system headers that the header filter already drops.
+    source_files src | grep -zE '\.cpp$' |
+        timeout 1200 xargs -0 -P "$jobs" -n 2 \
+            clang-tidy -p build/dev --quiet --warnings-as-errors='*' 2>&1 |
+        { grep -vE '^[0-9]+ warnings? (and [0-9]+ errors? )?generated\.$' || true; }
+}
+
+stage_asan() { cmake --workflow --preset asan; }
+
+stage_fuzz() {
+    cmake --workflow --preset fuzz
+    bash scripts/fuzz.sh all "${MOAT_FUZZ_SECONDS:-20}"
+}
+
+stage_aarch64() { cmake --workflow --preset aarch64; }
+
+stage_release() {
+    cmake --workflow --preset release
+    local bench=build/release/bench/dnsmoat-bench-wire
+    if [[ -x "$bench" ]]; then
+        echo "benchmark smoke run: $bench --benchmark_min_time=0.01"
+        "$bench" --benchmark_min_time=0.01
+    else
+        echo "no $bench yet: benchmark smoke run skipped"
+    fi
+}
+
+stage_compare() {
+    cmake -S bench/compare -B build/compare -G Ninja -DCMAKE_BUILD_TYPE=Release \
+        -DMOAT_SHARED_DIR="$MOAT_SHARED_DIR"
+    cmake --build build/compare
+    ctest --test-dir build/compare --output-on-failure --no-tests=error
+    echo "benchmark smoke run: build/compare/dnsmoat-bench-compare --benchmark_min_time=0.01"
+    build/compare/dnsmoat-bench-compare --benchmark_min_time=0.01 \
+        --benchmark_filter='/(query|large)/'
+}
+
+declare -A STAGE_DESC=(
+    [format]="format check (clang-format, shellcheck)"
+    [layering]="module layering check"
+    [dev]="dev preset: Debug build + unit tests"
+    [tidy]="clang-tidy over src/"
+    [asan]="asan preset: whole suite under ASan + UBSan"
+    [fuzz]="fuzz preset: clang-14 + libFuzzer, each target ${MOAT_FUZZ_SECONDS:-20}s"
+    [aarch64]="aarch64 preset: cross build, tests under qemu-aarch64"
+    [release]="release preset: -O3 + LTO, tests, benchmark smoke run"
+    [compare]="bench/compare: agreement with libknot and ldns, benchmark smoke run"
+)
+
+# --- driver --------------------------------------------------------------------------------------
+timings=()
+tests_passed=0 tests_failed=0 tests_skipped=0
+t_all=$(date +%s)
+
+count_tests() { # add up ctest's closing lines in a stage log
+    local log=$1 line total failed skipped
+    while IFS= read -r line; do
+        [[ "$line" =~ ([0-9]+)\ tests\ failed\ out\ of\ ([0-9]+) ]] || continue
+        failed=${BASH_REMATCH[1]} total=${BASH_REMATCH[2]}
+        tests_failed=$((tests_failed + failed))
+        tests_passed=$((tests_passed + total - failed))
+    done < <(grep -E 'tests passed, [0-9]+ tests failed out of [0-9]+' "$log" || true)
+    skipped=$(grep -cE '^[[:space:]]*[0-9]+ - .*\(Skipped\)$' "$log" || true)
+    tests_skipped=$((tests_skipped + skipped))
+    tests_passed=$((tests_passed - skipped))
+}
+
+summary() {
+    local joined
+    joined=$(printf '%s, ' "${timings[@]}")
+    echo
+    echo "test.sh: stage timings: ${joined}total $(($(date +%s) - t_all))s"
+    if [[ " ${stages[*]} " =~ \ (dev|asan|fuzz|aarch64|release|compare)\  ]]; then
+        echo "ctest: $tests_passed passed, $tests_failed failed, $tests_skipped skipped"
+    fi
+}
+
+echo "test.sh: stages: ${stages[*]} (jobs $jobs, MOAT_SHARED_DIR=$MOAT_SHARED_DIR," \
+    "MOAT_REQUIRE_SHARED=${MOAT_REQUIRE_SHARED:-unset})"
+
+groups=()
+for s in "${stages[@]}"; do
+    for g in ${STAGE_GROUPS[$s]}; do
+        [[ " ${groups[*]} " == *" $g "* ]] || groups+=("$g")
+    done
+done
+t0=$(date +%s)
+bash scripts/setup.sh "${groups[@]}"
+timings+=("setup $(($(date +%s) - t0))s")
+
+for s in "${stages[@]}"; do
+    echo
+    echo "==> [$s] ${STAGE_DESC[$s]}"
+    t0=$(date +%s)
+    # The stage runs in a subshell with errexit of its own, so any failing command ends it.
+    set +e
+    (set -e; "stage_$s") 2>&1 | tee "$logs/$s.log"
+    rc=${PIPESTATUS[0]}
+    set -e
+    dt=$(($(date +%s) - t0))
+    count_tests "$logs/$s.log"
+    if ((rc != 0)); then
+        timings+=("$s FAILED ${dt}s")
+        echo "==> [$s] FAILED after ${dt}s (exit $rc); log: $logs/$s.log"
+        summary
+        exit "$rc"
+    fi
+    timings+=("$s ${dt}s")
+    echo "==> [$s] ok in ${dt}s"
+done
+
+summary
