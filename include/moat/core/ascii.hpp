@@ -1,0 +1,25 @@
+// ASCII-only case folding. DNS compares names case-insensitively for ASCII letters only
+// (RFC 4343); bytes >= 0x80 compare exactly, so no locale is ever involved.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+
+namespace moat {
+
+[[nodiscard]] constexpr std::uint8_t ascii_lower(std::uint8_t c) noexcept {
+    return (c >= 'A' && c <= 'Z') ? static_cast<std::uint8_t>(c | 0x20U) : c;
+}
+
+/// True when the two byte ranges of length `n` are equal ignoring ASCII case.
+[[nodiscard]] inline bool ascii_iequal(const std::uint8_t* a, const std::uint8_t* b,
+                                       std::size_t n) noexcept {
+    for (std::size_t i = 0; i < n; ++i) {
+        if (a[i] != b[i] && ascii_lower(a[i]) != ascii_lower(b[i])) {
+            return false;
+        }
+    }
+    return true;
+}
+
+}  // namespace moat
