@@ -1,0 +1,196 @@
+#include "moat/wire/message_view.hpp"
+
+#include "moat/core/bytes.hpp"
+
+namespace moat::wire {
+namespace {
+
+tl::unexpected<WireError> fail(Errc code, std::size_t at) noexcept {
+    return tl::unexpected(WireError{code, static_cast<std::uint32_t>(at)});
+}
+
+constexpr std::size_t kRecordFixed = 10;  // type, class, TTL, RDLENGTH
+constexpr std::size_t kQuestionFixed = 4;
+
+}  // namespace
+
+tl::expected<std::size_t, WireError> skip_records(std::span<const std::uint8_t> msg,
+                                                  std::size_t pos, std::size_t count) noexcept {
+    for (std::size_t i = 0; i < count; ++i) {
+        auto end = skip_name(msg, pos, msg.size());
+        if (!end) {
+            return tl::unexpected(end.error());
+        }
+        pos = *end;
+        if (pos + kRecordFixed > msg.size()) {
+            return fail(Errc::record_overrun, pos);
+        }
+        const std::size_t rdlength = load_u16(msg.data() + pos + 8);
+        pos += kRecordFixed;
+        if (pos + rdlength > msg.size()) {
+            return fail(Errc::rdata_overrun, pos - 2);
+        }
+        pos += rdlength;
+    }
+    return pos;
+}
+
+tl::expected<MessageView, WireError> MessageView::parse(std::span<const std::uint8_t> bytes,
+                                                        ParseOptions options) noexcept {
+    // One named result returned on every path, so it is built in the caller's storage field by
+    // field. A view assembled elsewhere and copied in would be read back in wide loads right
+    // after narrow stores, which stalls on store forwarding and cost more than the parse.
+    tl::expected<MessageView, WireError> result(tl::in_place);
+    WireError error;
+    if (!result->read(bytes, options, error)) {
+        result = tl::unexpected(error);
+    }
+    return result;
+}
+
+bool MessageView::read(std::span<const std::uint8_t> bytes, ParseOptions options,
+                       WireError& error) noexcept {
+    if (bytes.size() < kHeaderSize || bytes.size() > kMaxMessageSize) {
+        error = WireError{Errc::short_header, 0};
+        return false;
+    }
+    bytes_ = bytes;
+    header_ = Header::load(bytes.data());
+    use_cache_ = options.suffix_cache;
+    std::size_t pos = kHeaderSize;
+    if (header_.qdcount > 0) {
+        // Nothing has been decoded before the first question, so a cache could not help.
+        auto name = decode_name(bytes, pos, bytes.size(), nullptr);
+        if (!name) {
+            error = name.error();
+            return false;
+        }
+        pos = name->end;
+        if (pos + kQuestionFixed > bytes.size()) {
+            error = WireError{Errc::record_overrun, static_cast<std::uint32_t>(pos)};
+            return false;
+        }
+        first_question_.qname = name->view;
+        first_question_.qtype = static_cast<RrType>(load_u16(bytes.data() + pos));
+        first_question_.qclass = static_cast<RrClass>(load_u16(bytes.data() + pos + 2));
+        qname_entry_.offset = name->view.offset();
+        qname_entry_.length = static_cast<std::uint8_t>(name->view.length());
+        qname_entry_.labels = static_cast<std::uint8_t>(name->view.label_count());
+        qname_entry_.hops = name->hops;
+        pos += kQuestionFixed;
+    }
+    if (header_.qdcount > 1) {
+        // Rare: more questions. Walked with a cache of their own.
+        SuffixCache cache;
+        cache.insert(qname_entry_);
+        for (std::size_t i = 1; i < header_.qdcount; ++i) {
+            auto name =
+                decode_name(bytes, pos, bytes.size(), options.suffix_cache ? &cache : nullptr);
+            if (!name) {
+                error = name.error();
+                return false;
+            }
+            pos = name->end;
+            if (pos + kQuestionFixed > bytes.size()) {
+                error = WireError{Errc::record_overrun, static_cast<std::uint32_t>(pos)};
+                return false;
+            }
+            pos += kQuestionFixed;
+        }
+    }
+    answer_offset_ = pos;
+    return true;
+}
+
+RecordRange MessageView::section(Section which) const noexcept {
+    const std::array<std::uint16_t, 3> counts{header_.ancount, header_.nscount, header_.arcount};
+    std::size_t before = 0;
+    for (std::size_t s = 0; s < static_cast<std::size_t>(which); ++s) {
+        before += counts[s];
+    }
+    auto start = skip_records(bytes_, answer_offset_, before);
+    if (!start) {
+        return RecordRange::failed(start.error());
+    }
+    return {bytes_, *start, counts, which, which, qname_entry_, use_cache_};
+}
+
+RecordRange MessageView::records() const noexcept {
+    return {
+        bytes_,          answer_offset_,      {header_.ancount, header_.nscount, header_.arcount},
+        Section::answer, Section::additional, qname_entry_,
+        use_cache_};
+}
+
+RecordRange::RecordRange(std::span<const std::uint8_t> msg, std::size_t start,
+                         std::array<std::uint16_t, 3> counts, Section first, Section last,
+                         const SuffixCache::Entry& seed, bool use_cache) noexcept
+    : msg_(msg), counts_(counts), start_(start), first_(first), last_(last), use_cache_(use_cache) {
+    current_.message = msg;
+    if (seed.offset != 0) {
+        cache_.insert(seed);
+    }
+    restart();
+}
+
+RecordRange RecordRange::failed(WireError error) noexcept {
+    RecordRange range({}, 0, {}, Section::answer, Section::answer, SuffixCache::Entry{}, false);
+    range.failed_ = error;
+    range.error_ = error;
+    return range;
+}
+
+void RecordRange::restart() noexcept {
+    pos_ = start_;
+    section_ = first_;
+    left_ = counts_[static_cast<std::size_t>(first_)];
+    // Not `error_ = failed_`: copying the whole optional right after its pieces were written
+    // stalls on store forwarding, and this runs for every range.
+    if (failed_) {
+        error_ = *failed_;
+    } else {
+        error_.reset();
+    }
+}
+
+const RecordView* RecordRange::next() noexcept {
+    if (error_) {
+        return nullptr;
+    }
+    while (left_ == 0) {
+        if (section_ == last_) {
+            return nullptr;
+        }
+        section_ = static_cast<Section>(static_cast<std::uint8_t>(section_) + 1U);
+        left_ = counts_[static_cast<std::size_t>(section_)];
+    }
+    auto owner = decode_name(msg_, pos_, msg_.size(), use_cache_ ? &cache_ : nullptr);
+    if (!owner) {
+        error_ = owner.error();
+        return nullptr;
+    }
+    std::size_t pos = owner->end;
+    if (pos + kRecordFixed > msg_.size()) {
+        error_ = WireError{Errc::record_overrun, static_cast<std::uint32_t>(pos)};
+        return nullptr;
+    }
+    const std::uint8_t* p = msg_.data() + pos;
+    const std::uint16_t rdlength = load_u16(p + 8);
+    pos += kRecordFixed;
+    if (pos + rdlength > msg_.size()) {
+        error_ = WireError{Errc::rdata_overrun, static_cast<std::uint32_t>(pos - 2)};
+        return nullptr;
+    }
+    current_.owner = owner->view;
+    current_.type = static_cast<RrType>(load_u16(p));
+    current_.rclass = load_u16(p + 2);
+    current_.ttl = load_u32(p + 4);
+    current_.rdata_offset = static_cast<std::uint16_t>(pos);
+    current_.rdata_length = rdlength;
+    current_.section = section_;
+    pos_ = pos + rdlength;
+    --left_;
+    return &current_;
+}
+
+}  // namespace moat::wire
