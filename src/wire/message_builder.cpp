@@ -107,11 +107,7 @@ bool MessageBuilder::grow(std::size_t n) noexcept {
     return true;
 }
 
-void MessageBuilder::forget_recent() noexcept {
-    for (RecentName& r : recent_) {
-        r.node = CompressionTable::kRoot;
-    }
-}
+void MessageBuilder::forget_recent() noexcept { recent_count_ = 0; }
 
 void MessageBuilder::remember(const std::uint8_t* name, std::size_t length,
                               std::uint16_t node) noexcept {
@@ -120,6 +116,7 @@ void MessageBuilder::remember(const std::uint8_t* name, std::size_t length,
     }
     RecentName& r = recent_[recent_next_];
     recent_next_ = (recent_next_ + 1) % kRecentNames;
+    recent_count_ = std::min(recent_count_ + 1, kRecentNames);
     std::memcpy(r.name.data(), name, length);
     r.length = length;
     r.node = node;
@@ -127,11 +124,8 @@ void MessageBuilder::remember(const std::uint8_t* name, std::size_t length,
 
 bool MessageBuilder::write_recent(const std::uint8_t* name, std::size_t length) noexcept {
     const std::size_t first = name[0];
-    for (std::size_t k = 1; k <= kRecentNames; ++k) {  // newest first
+    for (std::size_t k = 1; k <= recent_count_; ++k) {  // newest first
         const RecentName& r = recent_[(recent_next_ + kRecentNames - k) % kRecentNames];
-        if (r.node == CompressionTable::kRoot) {
-            continue;
-        }
         if (length == r.length && equal_bytes(name, r.name.data(), length)) {
             if (reserve(2)) {
                 put_u16(static_cast<std::uint16_t>(0xC000U | table_.offset(r.node)));
@@ -187,6 +181,9 @@ bool MessageBuilder::write_name(const std::uint8_t* name, std::size_t length,
     std::uint32_t miss_hash = 0;  // hash of the first label not found, reused to add it
     while (unmatched > 0) {
         miss_hash = CompressionTable::hash(node, name + at[unmatched - 1]);
+        if (table_.node_count() == 1) {
+            break;  // nothing remembered yet (the question): no probe can succeed
+        }
         const std::uint16_t child =
             table_.find_hashed(node, name + at[unmatched - 1], data_, miss_hash);
         if (child == CompressionTable::kRoot) {
@@ -285,7 +282,7 @@ void MessageBuilder::set_rcode(Rcode rcode) noexcept {
     rcode_set_ = true;
 }
 
-tl::expected<void, WireError> MessageBuilder::set_edns(const EdnsOptions& edns) noexcept {
+Status MessageBuilder::set_edns(const EdnsOptions& edns) noexcept {
     const std::size_t need = kOptFixed + edns.options.size();
     if (edns.options.size() > 0xFFFF || size_ + need > limit_) {
         return fail(Errc::no_space, size_);
@@ -296,8 +293,8 @@ tl::expected<void, WireError> MessageBuilder::set_edns(const EdnsOptions& edns) 
     return {};
 }
 
-tl::expected<void, WireError> MessageBuilder::add_question(std::span<const std::uint8_t> qname,
-                                                           RrType qtype, RrClass qclass) noexcept {
+Status MessageBuilder::add_question(std::span<const std::uint8_t> qname, RrType qtype,
+                                    RrClass qclass) noexcept {
     if (has_records_ || counts_[0] == 0xFFFF) {
         return fail(has_records_ ? Errc::bad_argument : Errc::count_overflow, size_);
     }
@@ -318,18 +315,19 @@ tl::expected<void, WireError> MessageBuilder::add_question(std::span<const std::
     return {};
 }
 
-tl::expected<void, WireError> MessageBuilder::add_record(
-    Section section, std::span<const std::uint8_t> owner, RrType type, std::uint16_t rclass,
-    std::uint32_t ttl, std::span<const std::uint8_t> rdata) noexcept {
+Status MessageBuilder::add_record(Section section, std::span<const std::uint8_t> owner, RrType type,
+                                  std::uint16_t rclass, std::uint32_t ttl,
+                                  std::span<const std::uint8_t> rdata) noexcept {
     if (!is_uncompressed_name(owner)) {
         return fail(Errc::bad_argument, size_);
     }
     return add_checked(section, owner.data(), owner.size(), type, rclass, ttl, rdata);
 }
 
-tl::expected<void, WireError> MessageBuilder::add_checked(
-    Section section, const std::uint8_t* owner, std::size_t owner_length, RrType type,
-    std::uint16_t rclass, std::uint32_t ttl, std::span<const std::uint8_t> rdata) noexcept {
+Status MessageBuilder::add_checked(Section section, const std::uint8_t* owner,
+                                   std::size_t owner_length, RrType type, std::uint16_t rclass,
+                                   std::uint32_t ttl,
+                                   std::span<const std::uint8_t> rdata) noexcept {
     if (stopped_) {
         return fail(Errc::truncated, size_);
     }
@@ -371,7 +369,7 @@ tl::expected<void, WireError> MessageBuilder::add_checked(
     return {};
 }
 
-tl::expected<void, WireError> MessageBuilder::add(Section section, const Record& record) noexcept {
+Status MessageBuilder::add(Section section, const Record& record) noexcept {
     return add_checked(section, record.owner.wire().data(), record.owner.length(), record.type,
                        record.rclass, record.ttl, record.rdata);
 }

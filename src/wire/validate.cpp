@@ -5,7 +5,7 @@
 
 namespace moat::wire {
 
-tl::expected<void, WireError> validate(std::span<const std::uint8_t> msg) noexcept {
+Status validate(std::span<const std::uint8_t> msg) noexcept {
     auto view = MessageView::parse(msg);
     if (!view) {
         return tl::unexpected(view.error());

@@ -60,23 +60,22 @@ public:
     void set_rcode(Rcode rcode) noexcept;
 
     /// Reserves room for an OPT record written by finish().
-    tl::expected<void, WireError> set_edns(const EdnsOptions& edns) noexcept;
+    Status set_edns(const EdnsOptions& edns) noexcept;
 
     /// Adds a question. Questions come before any record.
-    tl::expected<void, WireError> add_question(std::span<const std::uint8_t> qname, RrType qtype,
-                                               RrClass qclass = RrClass::in) noexcept;
-    tl::expected<void, WireError> add_question(const Name& qname, RrType qtype,
-                                               RrClass qclass = RrClass::in) noexcept {
+    Status add_question(std::span<const std::uint8_t> qname, RrType qtype,
+                        RrClass qclass = RrClass::in) noexcept;
+    Status add_question(const Name& qname, RrType qtype, RrClass qclass = RrClass::in) noexcept {
         return add_question(qname.wire(), qtype, qclass);
     }
 
     /// Adds a record. `owner` is an uncompressed wire-form name, `rdata` uncompressed RDATA (as
     /// in Record). Sections must be added in order. Errc::truncated when the record did not fit
     /// (nothing of it was written), Errc::rdata_length when `rdata` does not match its type.
-    tl::expected<void, WireError> add_record(Section section, std::span<const std::uint8_t> owner,
-                                             RrType type, std::uint16_t rclass, std::uint32_t ttl,
-                                             std::span<const std::uint8_t> rdata) noexcept;
-    tl::expected<void, WireError> add(Section section, const Record& record) noexcept;
+    Status add_record(Section section, std::span<const std::uint8_t> owner, RrType type,
+                      std::uint16_t rclass, std::uint32_t ttl,
+                      std::span<const std::uint8_t> rdata) noexcept;
+    Status add(Section section, const Record& record) noexcept;
 
     /// Writes the header counts and the OPT record and returns the message.
     tl::expected<std::span<const std::uint8_t>, WireError> finish() noexcept;
@@ -111,10 +110,9 @@ private:
     }
     /// Writes an uncompressed name of `length` octets that the caller has checked.
     bool write_name(const std::uint8_t* name, std::size_t length, bool compress) noexcept;
-    tl::expected<void, WireError> add_checked(Section section, const std::uint8_t* owner,
-                                              std::size_t owner_length, RrType type,
-                                              std::uint16_t rclass, std::uint32_t ttl,
-                                              std::span<const std::uint8_t> rdata) noexcept;
+    Status add_checked(Section section, const std::uint8_t* owner, std::size_t owner_length,
+                       RrType type, std::uint16_t rclass, std::uint32_t ttl,
+                       std::span<const std::uint8_t> rdata) noexcept;
     bool write_rdata(RrType type, std::span<const std::uint8_t> rdata, WireError& error) noexcept;
     std::uint16_t* count_for(Section section) noexcept;
 
@@ -142,7 +140,7 @@ private:
     struct RecentName {
         std::array<std::uint8_t, kMaxNameLength> name;
         std::size_t length = 0;
-        std::uint16_t node = CompressionTable::kRoot;  ///< kRoot: slot unused
+        std::uint16_t node = CompressionTable::kRoot;
     };
     static constexpr std::size_t kRecentNames = 4;  ///< owner and RDATA names alternate
     bool write_recent(const std::uint8_t* name, std::size_t length) noexcept;
@@ -151,7 +149,8 @@ private:
 
     CompressionTable table_;
     std::array<RecentName, kRecentNames> recent_;
-    std::size_t recent_next_ = 0;
+    std::size_t recent_next_ = 0;   ///< slot the next name goes to
+    std::size_t recent_count_ = 0;  ///< slots in use, the newest just before recent_next_
 };
 
 }  // namespace moat::wire

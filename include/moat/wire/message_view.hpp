@@ -132,12 +132,11 @@ public:
     [[nodiscard]] const Header& header() const noexcept { return header_; }
     [[nodiscard]] std::span<const std::uint8_t> bytes() const noexcept { return bytes_; }
 
-    /// The first question, when there is one.
-    [[nodiscard]] std::optional<Question> question() const noexcept {
-        if (header_.qdcount == 0) {
-            return std::nullopt;
-        }
-        return first_question_;
+    /// The first question, or null when there is none. Points into this view, so it lives as
+    /// long as the view. (A pointer rather than a copy: reading a copy right after parse() wrote
+    /// the fields one by one stalls on store forwarding.)
+    [[nodiscard]] const Question* question() const noexcept {
+        return header_.qdcount == 0 ? nullptr : &first_question_;
     }
     /// Offset of the first byte after the question section.
     [[nodiscard]] std::size_t answer_offset() const noexcept { return answer_offset_; }

@@ -12,6 +12,6 @@
 
 namespace moat::wire {
 
-tl::expected<void, WireError> validate(std::span<const std::uint8_t> msg) noexcept;
+Status validate(std::span<const std::uint8_t> msg) noexcept;
 
 }  // namespace moat::wire

@@ -699,8 +699,7 @@ TEST(BuilderArguments, RefusedInputsChangeNothing) {
     ASSERT_TRUE(b.add_question(name("example.com"), RrType::a));
     const std::size_t size = b.size();
     // `code`, or `alternative` where either phrase describes the input.
-    auto expect_refused = [&](tl::expected<void, moat::wire::WireError> r, Errc code,
-                              Errc alternative = Errc{}) {
+    auto expect_refused = [&](moat::wire::Status r, Errc code, Errc alternative = Errc{}) {
         ASSERT_FALSE(r);
         EXPECT_TRUE(r.error().code == code || r.error().code == alternative)
             << moat::wire::describe(r.error());
