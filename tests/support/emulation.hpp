@@ -1,0 +1,19 @@
+// Tests that make threads fight over one lock cannot run under qemu-user: it emulates the arm64
+// load-/store-exclusive pairs that glibc's mutex spins on, and with two threads contending on
+// one cache line both keep failing (seen here: qemu 7.2 spinning at full CPU for minutes on a
+// two-thread mutex test that takes milliseconds natively). The aarch64 test preset sets
+// MOAT_EMULATOR; such tests skip there, saying why, and run natively and under the sanitizers.
+#pragma once
+
+#include <gtest/gtest.h>
+
+#include <cstdlib>
+
+#define MOAT_SKIP_CONTENDED_THREADS_UNDER_EMULATOR()                                    \
+    do {                                                                                \
+        if (const char* emulator = std::getenv("MOAT_EMULATOR");                        \
+            emulator != nullptr && *emulator != '\0') {                                 \
+            GTEST_SKIP() << "contended threads livelock under " << emulator             \
+                         << " (emulated exclusive loads); run natively and under ASan"; \
+        }                                                                               \
+    } while (false)
