@@ -17,11 +17,12 @@ set -euo pipefail
 declare -A GROUPS_PKGS=(
     [build]="cmake ninja-build g++ pkg-config libexpected-dev libasio-dev nlohmann-json3-dev \
 libspdlog-dev libcli11-dev libtomlplusplus-dev libgtest-dev libgmock-dev libbenchmark-dev \
-python3 git"
+libre2-dev python3 git"
     [test]="libldns-dev libknot-dev knot-dnsutils python3-dnspython clang-format clang-tidy \
 shellcheck"
     [fuzz]="clang-14 libfuzzer-14-dev libclang-rt-14-dev llvm-14"
-    [aarch64]="g++-aarch64-linux-gnu qemu-user libgtest-dev:arm64 libgmock-dev:arm64"
+    [aarch64]="g++-aarch64-linux-gnu qemu-user libgtest-dev:arm64 libgmock-dev:arm64 \
+libre2-dev:arm64"
     [bench]="valgrind"
 )
 ALL_GROUPS=(build test fuzz aarch64 bench)

@@ -1,0 +1,191 @@
+#include "moat/filter/compiler.hpp"
+
+#include <array>
+#include <utility>
+
+#include "moat/filter/line_parser.hpp"
+#include "moat/filter/name_hash.hpp"
+#include "regex_matcher.hpp"
+
+namespace moat::filter {
+
+/// Collects the rules of one line into the compiler's tables.
+class Compiler::Sink final : public RuleSink {
+public:
+    Sink(Compiler& c, std::size_t list, std::uint64_t line) : c_(c), list_(list), line_(line) {}
+
+    void on_name(const NameRule& rule) override {
+        const bool allow = rule.exception || kind() == ListKind::allow;
+        NameHashSet::Entry e{hash_dotted(rule.name), static_cast<std::uint32_t>(line_),
+                             static_cast<std::uint16_t>(list_),
+                             rule.important ? NameHashSet::kImportant : std::uint8_t{0}};
+        if (rule.match == RuleMatch::exact) {
+            (allow ? c_.allow_exact_ : c_.block_exact_).push_back(e);
+        } else {
+            (allow ? c_.allow_subtree_ : c_.block_subtree_).push_back(e);
+        }
+        ++stats().entries;
+    }
+
+    bool on_regex(const RegexRule& rule) override {
+        auto re = std::make_unique<re2::RE2>(
+            re2::StringPiece(rule.pattern.data(), rule.pattern.size()), RegexMatcher::options());
+        if (!re->ok()) {
+            return false;
+        }
+        const bool allow = rule.exception || kind() == ListKind::allow;
+        (allow ? c_.allow_regex_ : c_.block_regex_)
+            ->add({std::move(re), static_cast<std::uint16_t>(list_),
+                   static_cast<std::uint32_t>(line_), rule.important});
+        ++stats().entries;
+        return true;
+    }
+
+    void on_skipped() override { ++stats().skipped; }
+
+private:
+    [[nodiscard]] ListKind kind() const noexcept { return c_.lists_[list_].info.spec.kind; }
+    ListStats& stats() noexcept { return c_.lists_[list_].info.stats; }
+
+    Compiler& c_;
+    std::size_t list_;
+    std::uint64_t line_;
+};
+
+Compiler::Compiler(CompileOptions options)
+    : options_(options),
+      block_regex_(std::make_unique<RegexMatcher>()),
+      allow_regex_(std::make_unique<RegexMatcher>()) {}
+Compiler::Compiler(Compiler&&) noexcept = default;
+Compiler& Compiler::operator=(Compiler&&) noexcept = default;
+Compiler::~Compiler() = default;
+
+tl::expected<std::size_t, Errc> Compiler::open_list(ListSpec spec) {
+    if (lists_.size() >= kMaxLists) {
+        return tl::unexpected(Errc::too_many_lists);
+    }
+    lists_.push_back({{std::move(spec), {}}, {}, true});
+    return lists_.size() - 1;
+}
+
+void Compiler::parse(std::size_t list, std::string_view line) {
+    ListInfo& info = lists_[list].info;
+    ListStats& st = info.stats;
+    ++st.lines;
+    Sink sink(*this, list, st.lines);
+    switch (parse_line(line, info.spec.format, info.spec.entries_include_subdomains, sink)) {
+        case LineOutcome::rules: break;
+        case LineOutcome::comment: ++st.comments; break;
+        case LineOutcome::unsupported: ++st.unsupported; break;
+        case LineOutcome::invalid:
+            ++st.invalid;
+            if (st.first_invalid.size() < ListStats::kMaxReportedInvalid) {
+                st.first_invalid.push_back({st.lines, std::string(line.substr(0, 200))});
+            }
+            break;
+    }
+}
+
+tl::expected<void, Errc> Compiler::feed(std::size_t list, std::string_view bytes) {
+    if (list >= lists_.size() || !lists_[list].open) {
+        return tl::unexpected(Errc::bad_list);
+    }
+    std::string& pending = lists_[list].pending;
+    while (!bytes.empty()) {
+        const std::size_t nl = bytes.find('\n');
+        if (nl == std::string_view::npos) {
+            pending.append(bytes);
+            break;
+        }
+        if (pending.empty()) {
+            parse(list, bytes.substr(0, nl));
+        } else {
+            pending.append(bytes.substr(0, nl));
+            const std::string line = std::exchange(pending, {});
+            parse(list, line);
+        }
+        bytes.remove_prefix(nl + 1);
+    }
+    return {};
+}
+
+tl::expected<void, Errc> Compiler::close_list(std::size_t list) {
+    if (list >= lists_.size() || !lists_[list].open) {
+        return tl::unexpected(Errc::bad_list);
+    }
+    if (!lists_[list].pending.empty()) {
+        const std::string line = std::exchange(lists_[list].pending, {});
+        parse(list, line);
+    }
+    lists_[list].open = false;
+    return {};
+}
+
+tl::expected<std::size_t, Errc> Compiler::add_text(ListSpec spec, std::string_view text) {
+    auto list = open_list(std::move(spec));
+    if (!list) {
+        return list;
+    }
+    (void)feed(*list, text);
+    (void)close_list(*list);
+    return list;
+}
+
+tl::expected<std::size_t, Errc> Compiler::add_stream(ListSpec spec, std::istream& in) {
+    auto list = open_list(std::move(spec));
+    if (!list) {
+        return list;
+    }
+    std::string chunk(std::size_t{64} * 1024, '\0');
+    while (in) {
+        in.read(chunk.data(), static_cast<std::streamsize>(chunk.size()));
+        const auto got = static_cast<std::size_t>(in.gcount());
+        if (got == 0) {
+            break;
+        }
+        (void)feed(*list, std::string_view(chunk.data(), got));
+    }
+    (void)close_list(*list);
+    return list;
+}
+
+const ListStats& Compiler::stats(std::size_t list) const noexcept {
+    return lists_[list].info.stats;
+}
+
+tl::expected<std::shared_ptr<const Snapshot>, Errc> Compiler::build() && {
+    for (std::size_t i = 0; i < lists_.size(); ++i) {
+        if (lists_[i].open) {
+            (void)close_list(i);
+        }
+    }
+    constexpr std::size_t kMaxEntries = 3'000'000'000;  // table capacity (entries * 1.25) < 2^32
+    for (const auto* v : {&block_exact_, &block_subtree_, &allow_exact_, &allow_subtree_}) {
+        if (v->size() > kMaxEntries) {
+            return tl::unexpected(Errc::too_many_rules);
+        }
+    }
+    if (!block_regex_->compile() || !allow_regex_->compile()) {
+        return tl::unexpected(Errc::regex_set);
+    }
+    auto snap = std::make_shared<Snapshot>();
+    const bool lines = options_.keep_line_numbers;
+    snap->block_exact_ = NameHashSet(block_exact_, lines);
+    block_exact_ = {};
+    snap->block_subtree_ = NameHashSet(block_subtree_, lines);
+    block_subtree_ = {};
+    snap->allow_exact_ = NameHashSet(allow_exact_, lines);
+    allow_exact_ = {};
+    snap->allow_subtree_ = NameHashSet(allow_subtree_, lines);
+    allow_subtree_ = {};
+    snap->block_regex_ = std::move(block_regex_);
+    snap->allow_regex_ = std::move(allow_regex_);
+    snap->lists_.reserve(lists_.size());
+    for (OpenList& l : lists_) {
+        snap->lists_.push_back(std::move(l.info));
+    }
+    lists_.clear();
+    return std::shared_ptr<const Snapshot>(std::move(snap));
+}
+
+}  // namespace moat::filter

@@ -1,0 +1,331 @@
+#include "moat/filter/line_parser.hpp"
+
+#include <string>
+
+#include "moat/wire/name.hpp"
+
+namespace moat::filter {
+namespace {
+
+constexpr bool is_space(char c) noexcept { return c == ' ' || c == '\t' || c == '\r'; }
+
+std::string_view trim(std::string_view s) noexcept {
+    while (!s.empty() && is_space(s.front())) {
+        s.remove_prefix(1);
+    }
+    while (!s.empty() && is_space(s.back())) {
+        s.remove_suffix(1);
+    }
+    return s;
+}
+
+/// Cuts a `#` comment that starts the line or follows whitespace (hosts and domain lists).
+std::string_view strip_hash_comment(std::string_view s) noexcept {
+    for (std::size_t i = 0; i < s.size(); ++i) {
+        if (s[i] == '#' && (i == 0 || is_space(s[i - 1]))) {
+            return trim(s.substr(0, i));
+        }
+    }
+    return s;
+}
+
+constexpr bool is_hex(char c) noexcept {
+    return (c >= '0' && c <= '9') || (c >= 'a' && c <= 'f') || (c >= 'A' && c <= 'F');
+}
+
+/// An IPv4 or IPv6 literal as hosts files start their lines with (checked loosely).
+bool is_ip(std::string_view t) noexcept {
+    if (t.find(':') != std::string_view::npos) {
+        for (const char c : t) {
+            if (!is_hex(c) && c != ':' && c != '.' && c != '%') {
+                return false;
+            }
+        }
+        return true;
+    }
+    int dots = 0;
+    for (const char c : t) {
+        if (c == '.') {
+            ++dots;
+        } else if (c < '0' || c > '9') {
+            return false;
+        }
+    }
+    return dots == 3;
+}
+
+bool is_local_host_name(std::string_view n) noexcept {
+    return n == "localhost" || n == "localhost.localdomain" || n == "broadcasthost" ||
+           n == "local" || n.starts_with("ip6-") || n == "0.0.0.0";
+}
+
+bool has_any(std::string_view s, std::string_view chars) noexcept {
+    return s.find_first_of(chars) != std::string_view::npos;
+}
+
+/// `name` or `*.name` (plain domain lists), possibly after an IP (hosts lists).
+LineOutcome parse_hosts_or_domain(std::string_view line, bool include_subdomains, RuleSink& sink) {
+    line = strip_hash_comment(line);
+    if (line.empty()) {
+        return LineOutcome::comment;
+    }
+    const std::size_t sp = line.find_first_of(" \t");
+    const std::string_view first = line.substr(0, sp);
+    std::array<char, 256> buf{};
+    if (sp == std::string_view::npos || !is_ip(first)) {
+        if (sp != std::string_view::npos || is_ip(line)) {
+            return LineOutcome::invalid;  // several words without an address, or an address alone
+        }
+        RuleMatch match = include_subdomains ? RuleMatch::subtree : RuleMatch::exact;
+        std::string_view text = line;
+        if (text.starts_with("*.")) {
+            text.remove_prefix(2);
+            match = RuleMatch::subtree;
+        }
+        const auto name = normalize_name(text, buf);
+        if (!name) {
+            return LineOutcome::invalid;
+        }
+        sink.on_name({*name, match, false, false});
+        return LineOutcome::rules;
+    }
+    const RuleMatch match = include_subdomains ? RuleMatch::subtree : RuleMatch::exact;
+    bool any_invalid = false;
+    bool any = false;
+    std::string_view rest = line.substr(sp);
+    while (!(rest = trim(rest)).empty()) {
+        const std::size_t end = rest.find_first_of(" \t");
+        const std::string_view token = rest.substr(0, end);
+        rest = end == std::string_view::npos ? std::string_view{} : rest.substr(end);
+        const auto name = normalize_name(token, buf);
+        if (!name) {
+            any_invalid = true;
+        } else if (is_local_host_name(*name)) {
+            sink.on_skipped();
+            any = true;
+        } else {
+            sink.on_name({*name, match, false, false});
+            any = true;
+        }
+    }
+    if (any_invalid || !any) {
+        return LineOutcome::invalid;
+    }
+    return LineOutcome::rules;
+}
+
+/// Escapes `s` for RE2, turning each `*` into `.*` (any run of characters).
+std::string wildcard_to_regex(std::string_view s) {
+    std::string out;
+    for (const char c : s) {
+        if (c == '*') {
+            out += ".*";
+        } else if ((c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') || c == '-' || c == '_') {
+            out += c;
+        } else if (c >= 'A' && c <= 'Z') {
+            out += static_cast<char>(c | 0x20);
+        } else {
+            out += '\\';
+            out += c;
+        }
+    }
+    return out;
+}
+
+/// Reads the `$modifiers` of a rule: only `important` is applied. False when another is present.
+bool read_modifiers(std::string_view mods, bool& important) noexcept {
+    while (!mods.empty()) {
+        const std::size_t comma = mods.find(',');
+        const std::string_view m = trim(mods.substr(0, comma));
+        mods = comma == std::string_view::npos ? std::string_view{} : mods.substr(comma + 1);
+        if (m == "important") {
+            important = true;
+        } else {
+            return false;
+        }
+    }
+    return true;
+}
+
+LineOutcome parse_adblock_regex(std::string_view rule, bool exception, RuleSink& sink) {
+    // `/regex/` optionally followed by `$modifiers`.
+    const std::size_t close = rule.rfind('/');
+    if (close == 0) {
+        return LineOutcome::invalid;
+    }
+    bool important = false;
+    const std::string_view tail = rule.substr(close + 1);
+    if (!tail.empty()) {
+        if (tail.front() != '$') {
+            return LineOutcome::invalid;
+        }
+        if (!read_modifiers(tail.substr(1), important)) {
+            return LineOutcome::unsupported;
+        }
+    }
+    const std::string_view pattern = rule.substr(1, close - 1);
+    if (pattern.empty()) {
+        return LineOutcome::invalid;
+    }
+    return sink.on_regex({pattern, exception, important}) ? LineOutcome::rules
+                                                          : LineOutcome::invalid;
+}
+
+LineOutcome parse_adblock(std::string_view line, bool include_subdomains, RuleSink& sink) {
+    if (line.starts_with('!') || (line.starts_with('[') && line.ends_with(']'))) {
+        return LineOutcome::comment;
+    }
+    if (line.starts_with("##") || line.starts_with("#@#") || line.starts_with("#?#") ||
+        line.starts_with("#$#") || line.find("##") != std::string_view::npos) {
+        return LineOutcome::unsupported;  // cosmetic (element hiding) rules
+    }
+    if (line.starts_with('#')) {
+        return LineOutcome::comment;
+    }
+    bool exception = false;
+    std::string_view rule = line;
+    if (rule.starts_with("@@")) {
+        exception = true;
+        rule.remove_prefix(2);
+    }
+    if (rule.size() >= 2 && rule.starts_with('/') && rule.find('/', 1) != std::string_view::npos) {
+        return parse_adblock_regex(rule, exception, sink);
+    }
+    bool important = false;
+    if (const std::size_t dollar = rule.find('$'); dollar != std::string_view::npos) {
+        if (!read_modifiers(rule.substr(dollar + 1), important)) {
+            return LineOutcome::unsupported;
+        }
+        rule = rule.substr(0, dollar);
+    }
+    bool start_domain = false;  // `||`: the name or any subdomain
+    bool start_exact = false;   // `|`: the name starts here
+    if (rule.starts_with("||")) {
+        start_domain = true;
+        rule.remove_prefix(2);
+    } else if (rule.starts_with('|')) {
+        start_exact = true;
+        rule.remove_prefix(1);
+    }
+    bool end_anchor = false;
+    if (rule.ends_with('|')) {
+        rule.remove_suffix(1);
+        end_anchor = true;
+    }
+    if (rule.ends_with('^')) {
+        rule.remove_suffix(1);
+        end_anchor = true;
+    }
+    if (rule.empty() || has_any(rule, "/^|:?=&")) {
+        return has_any(rule, "/:?=&") ? LineOutcome::unsupported : LineOutcome::invalid;
+    }
+    if (rule.find('*') != std::string_view::npos) {
+        std::string re = start_domain ? "(^|\\.)" : (start_exact ? "^" : "");
+        re += wildcard_to_regex(rule);
+        if (end_anchor) {
+            re += '$';
+        }
+        return sink.on_regex({re, exception, important}) ? LineOutcome::rules
+                                                         : LineOutcome::invalid;
+    }
+    if (!start_domain && !start_exact && !end_anchor && rule.find('.') == std::string_view::npos) {
+        return LineOutcome::invalid;  // a bare word: a URL substring rule, not a name
+    }
+    std::array<char, 256> buf{};
+    const auto name = normalize_name(rule, buf);
+    if (!name) {
+        return LineOutcome::invalid;
+    }
+    RuleMatch match = RuleMatch::exact;
+    if (start_domain || (!start_exact && include_subdomains)) {
+        match = RuleMatch::subtree;
+    }
+    sink.on_name({*name, match, exception, important});
+    return LineOutcome::rules;
+}
+
+LineOutcome parse_regex_line(std::string_view line, RuleSink& sink) {
+    if (line.starts_with('#')) {
+        return LineOutcome::comment;
+    }
+    if (line.find(";querytype=") != std::string_view::npos ||
+        line.find(";invert") != std::string_view::npos) {
+        return LineOutcome::unsupported;  // Pi-hole v5 regex extensions
+    }
+    return sink.on_regex({line, false, false}) ? LineOutcome::rules : LineOutcome::invalid;
+}
+
+}  // namespace
+
+std::optional<std::string_view> normalize_name(std::string_view text,
+                                               std::array<char, 256>& buf) noexcept {
+    if (text.ends_with('.')) {
+        text.remove_suffix(1);
+    }
+    if (text.empty() || text.size() > 253) {
+        return std::nullopt;
+    }
+    for (std::size_t i = 0; i < text.size(); ++i) {
+        char c = text[i];
+        if (c >= 'A' && c <= 'Z') {
+            c = static_cast<char>(c | 0x20);
+        } else if (!((c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') || c == '-' || c == '_' ||
+                     c == '.')) {
+            return std::nullopt;
+        }
+        buf[i] = c;
+    }
+    const std::string_view out(buf.data(), text.size());
+    if (!wire::Name::from_text(out).has_value()) {
+        return std::nullopt;  // empty label, label over 63 octets, name over 255
+    }
+    return out;
+}
+
+ListFormat detect_format(std::string_view line) noexcept {
+    if (line.starts_with('!') || line.starts_with("@@") || line.starts_with('|')) {
+        return ListFormat::adblock;
+    }
+    if (line.starts_with('[')) {
+        return line.ends_with(']') ? ListFormat::adblock : ListFormat::regex;
+    }
+    if (line.starts_with('/') && line.size() > 2 && line.find('/', 1) != std::string_view::npos) {
+        return ListFormat::adblock;
+    }
+    const std::size_t sp = line.find_first_of(" \t");
+    if (sp != std::string_view::npos && is_ip(line.substr(0, sp))) {
+        return ListFormat::hosts;
+    }
+    if (line.starts_with('^') || has_any(line, "()\\[]{}+?")) {
+        return ListFormat::regex;
+    }
+    if (has_any(line, "^$") ||
+        (line.find('*') != std::string_view::npos && !line.starts_with("*."))) {
+        return ListFormat::adblock;
+    }
+    return ListFormat::domains;
+}
+
+LineOutcome parse_line(std::string_view line, ListFormat format, bool include_subdomains,
+                       RuleSink& sink) {
+    line = trim(line);
+    if (line.empty()) {
+        return LineOutcome::comment;
+    }
+    if (format == ListFormat::auto_detect) {
+        if (line.starts_with('#') && !line.starts_with("##") && !line.starts_with("#@#")) {
+            return LineOutcome::comment;
+        }
+        format = detect_format(line);
+    }
+    switch (format) {
+        case ListFormat::hosts:
+        case ListFormat::domains: return parse_hosts_or_domain(line, include_subdomains, sink);
+        case ListFormat::adblock: return parse_adblock(line, include_subdomains, sink);
+        case ListFormat::regex: return parse_regex_line(line, sink);
+        case ListFormat::auto_detect: break;
+    }
+    return LineOutcome::invalid;
+}
+
+}  // namespace moat::filter

@@ -1,0 +1,58 @@
+#include "regex_matcher.hpp"
+
+namespace moat::filter {
+
+RegexMatcher::RegexMatcher() = default;
+
+re2::RE2::Options RegexMatcher::options() {
+    re2::RE2::Options o;
+    o.set_case_sensitive(false);
+    o.set_log_errors(false);
+    return o;
+}
+
+bool RegexMatcher::compile() {
+    if (rules_.empty()) {
+        return true;
+    }
+    set_ = std::make_unique<re2::RE2::Set>(options(), re2::RE2::UNANCHORED);
+    for (const Rule& r : rules_) {
+        if (set_->Add(r.re->pattern(), nullptr) < 0) {
+            return false;
+        }
+    }
+    return set_->Compile();
+}
+
+std::size_t RegexMatcher::match(std::string_view text) const noexcept {
+    if (!set_ || !set_->Match(re2::StringPiece(text.data(), text.size()), nullptr)) {
+        return kNone;
+    }
+    std::size_t found = kNone;
+    for (std::size_t i = 0; i < rules_.size(); ++i) {
+        if (re2::RE2::PartialMatch(re2::StringPiece(text.data(), text.size()), *rules_[i].re)) {
+            if (rules_[i].important) {
+                return i;
+            }
+            if (found == kNone) {
+                found = i;
+            }
+        }
+    }
+    return found;
+}
+
+std::size_t RegexMatcher::memory_bytes() const noexcept {
+    std::size_t bytes = rules_.capacity() * sizeof(Rule);
+    for (const Rule& r : rules_) {
+        // ProgramSize counts instructions; ~16 bytes each, plus the object and its pattern.
+        bytes += sizeof(re2::RE2) + r.re->pattern().size() +
+                 static_cast<std::size_t>(r.re->ProgramSize()) * 16U;
+    }
+    if (set_) {
+        bytes += rules_.size() * 64U;  // rough: the set's own program (not exposed by RE2)
+    }
+    return bytes;
+}
+
+}  // namespace moat::filter

@@ -1,0 +1,207 @@
+#include "moat/filter/snapshot.hpp"
+
+#include <array>
+
+#include "moat/filter/name_hash.hpp"
+#include "regex_matcher.hpp"
+
+namespace moat::filter {
+namespace {
+
+/// The first hit of `hashes` (from the whole name towards the TLD) in a subtree table, preferring
+/// an important entry; `first` limits the search to suffixes [0, first).
+struct Hit {
+    std::uint32_t slot = NameHashSet::kNotFound;
+    std::uint8_t suffix = 0;
+    bool important = false;
+};
+
+Hit find_subtree(const NameHashSet& set, const SuffixHashes& h) noexcept {
+    Hit hit;
+    if (set.empty()) {
+        return hit;
+    }
+    for (std::size_t i = 0; i < h.count; ++i) {
+        const std::uint32_t slot = set.find(h.hash[i]);
+        if (slot == NameHashSet::kNotFound) {
+            continue;
+        }
+        const bool important = (set.flags(slot) & NameHashSet::kImportant) != 0;
+        if (hit.slot == NameHashSet::kNotFound || (important && !hit.important)) {
+            hit = {slot, static_cast<std::uint8_t>(i), important};
+            if (important) {
+                break;
+            }
+        }
+    }
+    return hit;
+}
+
+Hit find_exact(const NameHashSet& set, const SuffixHashes& h) noexcept {
+    if (set.empty() || h.count == 0) {
+        return {};
+    }
+    const std::uint32_t slot = set.find(h.hash[0]);
+    if (slot == NameHashSet::kNotFound) {
+        return {};
+    }
+    return {slot, 0, (set.flags(slot) & NameHashSet::kImportant) != 0};
+}
+
+/// Exact before subtree; an important hit wins over a plain one.
+Verdict decide(const NameHashSet& exact, const NameHashSet& subtree, const SuffixHashes& h,
+               Action action) noexcept {
+    const Hit e = find_exact(exact, h);
+    const Hit s = find_subtree(subtree, h);
+    const bool use_exact = e.slot != NameHashSet::kNotFound &&
+                           (s.slot == NameHashSet::kNotFound || e.important || !s.important);
+    Verdict v;
+    if (use_exact) {
+        v = {action, RuleType::exact, e.important, exact.list(e.slot), exact.line(e.slot), 0, 0};
+    } else if (s.slot != NameHashSet::kNotFound) {
+        v = {action,
+             RuleType::subtree,
+             s.important,
+             subtree.list(s.slot),
+             subtree.line(s.slot),
+             s.suffix,
+             0};
+    }
+    return v;
+}
+
+/// Dotted lower-case text of a wire name, without trailing dot ("" for the root).
+std::string_view dotted(const std::uint8_t* wire, std::array<char, 256>& buf) noexcept {
+    std::size_t n = 0;
+    std::size_t at = 0;
+    while (wire[at] != 0) {
+        if (n != 0) {
+            buf[n++] = '.';
+        }
+        const std::size_t len = wire[at];
+        for (std::size_t i = 0; i < len; ++i) {
+            buf[n++] = static_cast<char>(wire[at + 1 + i]);
+        }
+        at += 1 + len;
+    }
+    return {buf.data(), n};
+}
+
+}  // namespace
+
+Snapshot::Snapshot() = default;
+Snapshot::Snapshot(Snapshot&&) noexcept = default;
+Snapshot& Snapshot::operator=(Snapshot&&) noexcept = default;
+Snapshot::~Snapshot() = default;
+
+Verdict Snapshot::match(wire::NameView qname) const noexcept {
+    std::array<std::uint8_t, wire::kMaxNameLength> buf{};
+    qname.copy_lower_to(buf.data());
+    return match_lower_wire(buf.data());
+}
+
+Verdict Snapshot::match_text(std::string_view name) const noexcept {
+    const auto parsed = wire::Name::from_text(name);
+    if (!parsed) {
+        return {};
+    }
+    return match(parsed->view());
+}
+
+Verdict Snapshot::match_lower_wire(const std::uint8_t* wire) const noexcept {
+    SuffixHashes h;
+    h.compute(wire);
+    const Verdict allow = decide(allow_exact_, allow_subtree_, h, Action::allowed);
+    const Verdict block = decide(block_exact_, block_subtree_, h, Action::blocked);
+    if (allow.action != Action::none && (allow.important || !block.important)) {
+        return allow;
+    }
+    if (block.action != Action::none) {
+        if (block.important || !allow_regex_ || allow_regex_->empty()) {
+            return block;
+        }
+        return match_regex(wire, block);
+    }
+    if (!block_regex_ || block_regex_->empty()) {
+        return {};
+    }
+    return match_regex(wire, {});
+}
+
+Verdict Snapshot::match_regex(const std::uint8_t* wire, Verdict hashed) const noexcept {
+    std::array<char, 256> buf{};
+    const std::string_view text = dotted(wire, buf);
+    std::size_t b = RegexMatcher::kNone;
+    if (hashed.action == Action::none) {
+        b = block_regex_->match(text);
+        if (b == RegexMatcher::kNone) {
+            return {};
+        }
+        const auto& rule = block_regex_->rule(b);
+        hashed = {Action::blocked,
+                  RuleType::regex,
+                  rule.important,
+                  rule.list,
+                  rule.line,
+                  0,
+                  static_cast<std::uint32_t>(b)};
+        if (rule.important) {
+            return hashed;
+        }
+    }
+    if (allow_regex_ && !allow_regex_->empty()) {
+        const std::size_t a = allow_regex_->match(text);
+        if (a != RegexMatcher::kNone) {
+            const auto& rule = allow_regex_->rule(a);
+            // Regex indexes: block rules first, then allow rules.
+            return {Action::allowed,
+                    RuleType::regex,
+                    rule.important,
+                    rule.list,
+                    rule.line,
+                    0,
+                    static_cast<std::uint32_t>(block_regex_->size() + a)};
+        }
+    }
+    return hashed;
+}
+
+std::string_view Snapshot::regex_pattern(const Verdict& v) const noexcept {
+    if (v.rule != RuleType::regex) {
+        return {};
+    }
+    if (v.regex < block_regex_->size()) {
+        return block_regex_->rule(v.regex).re->pattern();
+    }
+    return allow_regex_->rule(v.regex - block_regex_->size()).re->pattern();
+}
+
+std::size_t Snapshot::name_rules() const noexcept {
+    return block_exact_.size() + block_subtree_.size() + allow_exact_.size() +
+           allow_subtree_.size();
+}
+
+std::size_t Snapshot::regex_rules() const noexcept {
+    return (block_regex_ ? block_regex_->size() : 0) + (allow_regex_ ? allow_regex_->size() : 0);
+}
+
+std::size_t Snapshot::memory_bytes() const noexcept {
+    std::size_t bytes = sizeof(Snapshot) + block_exact_.memory_bytes() +
+                        block_subtree_.memory_bytes() + allow_exact_.memory_bytes() +
+                        allow_subtree_.memory_bytes();
+    if (block_regex_) {
+        bytes += block_regex_->memory_bytes();
+    }
+    if (allow_regex_) {
+        bytes += allow_regex_->memory_bytes();
+    }
+    for (const ListInfo& l : lists_) {
+        bytes += sizeof(ListInfo) + l.spec.name.capacity();
+        for (const InvalidLine& i : l.stats.first_invalid) {
+            bytes += sizeof(InvalidLine) + i.text.capacity();
+        }
+    }
+    return bytes;
+}
+
+}  // namespace moat::filter
