@@ -1,0 +1,72 @@
+// The key of a cached answer: (lower-cased qname in wire form, qtype, qclass, DO bit).
+//
+// A CacheKey owns its name in inline storage (no heap), so one can be built per query on the
+// stack; its hash is computed once, at construction. A key made by from_query() also remembers
+// where the query's own qname sits (uncompressed, at offset 12 of the query), so a hit can echo
+// the query's letter case in the question section (DNS 0x20); that view points into the query's
+// bytes, which must outlive the key while it is used for a lookup. Keys compare by value; the
+// echo view takes no part in equality or hashing.
+#pragma once
+
+#include <array>
+#include <cstddef>
+#include <cstdint>
+#include <span>
+#include <tl/expected.hpp>
+
+#include "moat/cache/cache_error.hpp"
+#include "moat/wire/message_view.hpp"
+#include "moat/wire/name.hpp"
+#include "moat/wire/types.hpp"
+
+namespace moat::cache {
+
+class CacheKey {
+public:
+    /// The root name, type 0, class 0, DO clear: a key no answer matches.
+    CacheKey() noexcept = default;
+
+    /// A key for `qname` (lower-cased here), any letter case in, no echo.
+    [[nodiscard]] static CacheKey make(wire::NameView qname, std::uint16_t qtype,
+                                       std::uint16_t qclass, bool dnssec_ok) noexcept;
+    [[nodiscard]] static CacheKey make(wire::NameView qname, wire::RrType qtype,
+                                       wire::RrClass qclass, bool dnssec_ok) noexcept {
+        return make(qname, wire::to_u16(qtype), wire::to_u16(qclass), dnssec_ok);
+    }
+
+    /// The key of a parsed query: its first question, and DO from its OPT record when there is
+    /// one (a walk over the record sections, which are empty or tiny in a query). Echoes the
+    /// query's qname case on a hit. Errc::malformed when there is no question or the additional
+    /// section does not parse.
+    [[nodiscard]] static tl::expected<CacheKey, Errc> from_query(
+        const wire::MessageView& query) noexcept;
+
+    /// Lower-cased uncompressed wire-form name, root label included.
+    [[nodiscard]] std::span<const std::uint8_t> name() const noexcept {
+        return {name_.data(), name_length_};
+    }
+    [[nodiscard]] std::uint16_t qtype() const noexcept { return qtype_; }
+    [[nodiscard]] std::uint16_t qclass() const noexcept { return qclass_; }
+    [[nodiscard]] bool dnssec_ok() const noexcept { return dnssec_ok_; }
+    [[nodiscard]] std::uint64_t hash() const noexcept { return hash_; }
+    /// The query's qname as the client spelled it (same length as name()), or empty.
+    [[nodiscard]] std::span<const std::uint8_t> echo_name() const noexcept { return echo_; }
+
+    friend bool operator==(const CacheKey& a, const CacheKey& b) noexcept;
+
+    /// The hash of a key with these parts; `name` must already be lower-cased.
+    [[nodiscard]] static std::uint64_t hash_of(std::span<const std::uint8_t> name,
+                                               std::uint16_t qtype, std::uint16_t qclass,
+                                               bool dnssec_ok) noexcept;
+
+private:
+    std::array<std::uint8_t, wire::kMaxNameLength> name_{};  // only name_length_ octets used
+    std::span<const std::uint8_t> echo_;
+    std::uint64_t hash_ = 0;
+    std::uint16_t qtype_ = 0;
+    std::uint16_t qclass_ = 0;
+    std::uint8_t name_length_ = 1;  // the root: one zero octet
+    bool dnssec_ok_ = false;
+};
+
+}  // namespace moat::cache

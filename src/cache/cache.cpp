@@ -1,0 +1,71 @@
+#include "moat/cache/cache.hpp"
+
+#include <algorithm>
+#include <bit>
+#include <utility>
+
+#include "prepared_answer.hpp"
+#include "shard.hpp"
+
+namespace moat::cache {
+
+namespace {
+
+constexpr std::size_t kMaxShards = 256;
+
+Options corrected(Options options) noexcept {
+    options.shards = std::bit_ceil(std::clamp<std::size_t>(options.shards, 1, kMaxShards));
+    options.max_ttl = std::max(options.max_ttl, options.min_ttl);
+    return options;
+}
+
+}  // namespace
+
+Cache::Cache(const Clock& clock, const Options& options)
+    : clock_(clock), options_(corrected(options)) {
+    const std::size_t count = options_.shards;
+    shard_shift_ = 64U - static_cast<unsigned>(std::countr_zero(count));
+    shards_.reserve(count);
+    for (std::size_t i = 0; i < count; ++i) {
+        shards_.push_back(std::make_unique<Shard>(clock, options_, options_.max_bytes / count));
+    }
+}
+
+Cache::~Cache() = default;
+
+tl::expected<Hit, Errc> Cache::lookup(const CacheKey& key, std::uint16_t id,
+                                      std::span<std::uint8_t> out, LookupMode mode) noexcept {
+    return shard_for(key.hash()).lookup(key, id, out, mode, clock_.now());
+}
+
+tl::expected<Hit, Errc> Cache::lookup(const CacheKey& key, std::uint16_t id,
+                                      std::span<std::uint8_t> out, Clock::time_point now,
+                                      LookupMode mode) noexcept {
+    return shard_for(key.hash()).lookup(key, id, out, mode, now);
+}
+
+tl::expected<void, Errc> Cache::insert(const CacheKey& key, std::span<const std::uint8_t> answer) {
+    Shard& shard = shard_for(key.hash());
+    auto prepared = prepare_answer(key, answer, options_);
+    if (!prepared) {
+        shard.count_rejected();
+        return tl::unexpected(prepared.error());
+    }
+    return shard.insert(key, std::move(*prepared));
+}
+
+void Cache::flush() noexcept {
+    for (const auto& shard : shards_) {
+        shard->flush();
+    }
+}
+
+Stats Cache::stats() const noexcept {
+    Stats stats;
+    for (const auto& shard : shards_) {
+        shard->add_to(stats);
+    }
+    return stats;
+}
+
+}  // namespace moat::cache

@@ -1,0 +1,70 @@
+#include "moat/cache/cache_key.hpp"
+
+#include <algorithm>
+
+namespace moat::cache {
+
+namespace {
+
+/// The OPT flags bit "DNSSEC OK" inside RecordView::ttl (RFC 3225 §3).
+constexpr std::uint32_t kDoBit = 0x8000;
+
+}  // namespace
+
+std::uint64_t CacheKey::hash_of(std::span<const std::uint8_t> name, std::uint16_t qtype,
+                                std::uint16_t qclass, bool dnssec_ok) noexcept {
+    // FNV-1a over the name, then the fixed fields folded in and a final avalanche (the
+    // splitmix64 finaliser) so that shard and bucket bits both depend on every input bit.
+    std::uint64_t h = 0xcbf29ce484222325ULL;
+    for (const std::uint8_t octet : name) {
+        h = (h ^ octet) * 0x100000001b3ULL;
+    }
+    h ^= (std::uint64_t{qtype} << 32U) | (std::uint64_t{qclass} << 16U) | (dnssec_ok ? 1U : 0U);
+    h = (h ^ (h >> 30U)) * 0xbf58476d1ce4e5b9ULL;
+    h = (h ^ (h >> 27U)) * 0x94d049bb133111ebULL;
+    return h ^ (h >> 31U);
+}
+
+CacheKey CacheKey::make(wire::NameView qname, std::uint16_t qtype, std::uint16_t qclass,
+                        bool dnssec_ok) noexcept {
+    CacheKey key;
+    key.name_length_ = static_cast<std::uint8_t>(qname.copy_lower_to(key.name_.data()));
+    key.qtype_ = qtype;
+    key.qclass_ = qclass;
+    key.dnssec_ok_ = dnssec_ok;
+    key.hash_ = hash_of(key.name(), qtype, qclass, dnssec_ok);
+    return key;
+}
+
+tl::expected<CacheKey, Errc> CacheKey::from_query(const wire::MessageView& query) noexcept {
+    const auto question = query.question();
+    if (!question) {
+        return tl::unexpected(Errc::malformed);
+    }
+    bool dnssec_ok = false;
+    auto additional = query.additional();
+    for (const wire::RecordView& rr : additional) {
+        if (rr.type == wire::RrType::opt) {
+            dnssec_ok = (rr.ttl & kDoBit) != 0;
+        }
+    }
+    if (additional.error()) {
+        return tl::unexpected(Errc::malformed);
+    }
+    CacheKey key = make(question->qname, wire::to_u16(question->qtype),
+                        wire::to_u16(question->qclass), dnssec_ok);
+    // The first question starts right after the header and cannot be compressed (a pointer
+    // must point backwards, into the header), so its octets are the name as spelled.
+    const auto bytes = query.bytes();
+    if (bytes.size() >= wire::kHeaderSize + key.name_length_) {
+        key.echo_ = bytes.subspan(wire::kHeaderSize, key.name_length_);
+    }
+    return key;
+}
+
+bool operator==(const CacheKey& a, const CacheKey& b) noexcept {
+    return a.hash_ == b.hash_ && a.qtype_ == b.qtype_ && a.qclass_ == b.qclass_ &&
+           a.dnssec_ok_ == b.dnssec_ok_ && std::ranges::equal(a.name(), b.name());
+}
+
+}  // namespace moat::cache

@@ -1,0 +1,32 @@
+// Insert-time analysis of an upstream answer: is it cacheable, for how long, and where are the
+// TTL fields a hit must rewrite. Private to the cache module.
+//
+// All parsing happens here, once per insert, so a lookup only copies bytes and patches the
+// offsets found here. The prepared bytes are a copy of the answer with every record TTL already
+// clamped (and, for a negative answer, capped at the negative TTL); a hit subtracts the age.
+#pragma once
+
+#include <cstdint>
+#include <span>
+#include <tl/expected.hpp>
+#include <vector>
+
+#include "moat/cache/cache_error.hpp"
+#include "moat/cache/cache_key.hpp"
+#include "moat/cache/options.hpp"
+
+namespace moat::cache {
+
+struct PreparedAnswer {
+    std::vector<std::uint8_t> bytes;         ///< the answer, TTLs clamped
+    std::vector<std::uint16_t> ttl_offsets;  ///< offset of each TTL field in bytes (no OPT)
+    std::uint32_t lifetime = 0;              ///< seconds: the smallest stored TTL (> 0)
+    bool negative = false;                   ///< NXDOMAIN or NODATA
+};
+
+/// Checks `answer` against the caching rules (see docs/cache.md) and prepares it for `key`.
+tl::expected<PreparedAnswer, Errc> prepare_answer(const CacheKey& key,
+                                                  std::span<const std::uint8_t> answer,
+                                                  const Options& options);
+
+}  // namespace moat::cache

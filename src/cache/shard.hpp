@@ -1,0 +1,132 @@
+// One lock's worth of the answer cache: a hash table of entries, a CLOCK ring for eviction and
+// a byte budget. Private to the cache module; Cache spreads keys over its shards by hash.
+//
+// Invariants (under the exclusive lock): every entry in `map` sits at ring[entry.ring_index];
+// the other ring slots are null and listed in `free_slots`; `bytes` is the sum of the entries'
+// charges and never exceeds the budget after an insert. Entry keys point into the entry's own
+// storage, which does not move while the entry lives (it is held by unique_ptr).
+#pragma once
+
+#include <atomic>
+#include <cstddef>
+#include <cstdint>
+#include <memory>
+#include <shared_mutex>
+#include <span>
+#include <tl/expected.hpp>
+#include <unordered_map>
+#include <vector>
+
+#include "moat/cache/cache.hpp"
+#include "moat/cache/cache_error.hpp"
+#include "moat/cache/cache_key.hpp"
+#include "moat/cache/options.hpp"
+#include "moat/cache/stats.hpp"
+#include "moat/core/clock.hpp"
+#include "moat/core/guarded.hpp"
+#include "prepared_answer.hpp"
+
+namespace moat::cache {
+
+/// A key that points at a name stored elsewhere: the probe form of CacheKey and the map key.
+struct KeyRef {
+    const std::uint8_t* name = nullptr;
+    std::uint64_t hash = 0;
+    std::uint16_t qtype = 0;
+    std::uint16_t qclass = 0;
+    std::uint8_t name_length = 0;
+    bool dnssec_ok = false;
+
+    static KeyRef of(const CacheKey& key) noexcept {
+        return {key.name().data(),
+                key.hash(),
+                key.qtype(),
+                key.qclass(),
+                static_cast<std::uint8_t>(key.name().size()),
+                key.dnssec_ok()};
+    }
+};
+
+struct KeyRefHash {
+    std::size_t operator()(const KeyRef& key) const noexcept { return key.hash; }
+};
+
+struct KeyRefEqual {
+    bool operator()(const KeyRef& a, const KeyRef& b) const noexcept;
+};
+
+/// A stored answer. `storage` holds, back to back, the lower-cased key name, the offset of each
+/// TTL field in the answer (native-endian u16s) and the answer bytes: one allocation, and one
+/// line or two for a hit to touch before the answer itself.
+struct Entry {
+    std::vector<std::uint8_t> storage;
+    KeyRef key;  ///< its name points into storage
+    Clock::time_point inserted;
+    Clock::duration lifetime{};  ///< whole seconds
+    std::size_t charge = 0;      ///< octets counted against the budget
+    std::size_t ring_index = 0;
+    std::size_t ttl_count = 0;  ///< TTL offsets stored after the name
+    std::uint8_t name_length = 0;
+    /// CLOCK reference bit: set by hits under the shared lock, cleared by the sweeping writer.
+    mutable std::atomic<bool> referenced{false};
+
+    [[nodiscard]] const std::uint8_t* ttl_offsets() const noexcept {
+        return storage.data() + name_length;
+    }
+    [[nodiscard]] std::span<const std::uint8_t> answer() const noexcept {
+        return std::span<const std::uint8_t>(storage).subspan(name_length +
+                                                              ttl_count * sizeof(std::uint16_t));
+    }
+};
+
+class alignas(64) Shard {
+public:
+    /// `clock` and `options` must outlive the shard.
+    Shard(const Clock& clock, const Options& options, std::size_t max_bytes) noexcept
+        : clock_(clock), options_(options), max_bytes_(max_bytes) {}
+
+    tl::expected<Hit, Errc> lookup(const CacheKey& key, std::uint16_t id,
+                                   std::span<std::uint8_t> out, LookupMode mode,
+                                   Clock::time_point now) noexcept;
+    tl::expected<void, Errc> insert(const CacheKey& key, PreparedAnswer&& prepared);
+    void count_rejected() noexcept { rejected_.fetch_add(1, std::memory_order_relaxed); }
+    void flush() noexcept;
+    /// Adds this shard's counters to `stats`.
+    void add_to(Stats& stats) const noexcept;
+
+private:
+    struct Table {
+        std::unordered_map<KeyRef, std::unique_ptr<Entry>, KeyRefHash, KeyRefEqual> map;
+        std::vector<Entry*> ring;
+        std::vector<std::size_t> free_slots;
+        std::size_t hand = 0;
+        std::size_t bytes = 0;
+    };
+
+    /// Serves `entry` into `out`; the shared lock is held.
+    tl::expected<Hit, Errc> serve(const Entry& entry, const CacheKey& key, std::uint16_t id,
+                                  std::span<std::uint8_t> out, LookupMode mode,
+                                  Clock::time_point now) const noexcept;
+    /// True when `entry` can serve no lookup any more, fresh or stale.
+    [[nodiscard]] bool dead(const Entry& entry, Clock::time_point now) const noexcept;
+    void remove(Table& table, Entry& entry);
+    /// Evicts one entry by CLOCK; the table must not be empty.
+    void evict_one(Table& table, Clock::time_point now);
+    void publish_gauges(const Table& table) noexcept;
+
+    const Clock& clock_;
+    const Options& options_;
+    std::size_t max_bytes_;
+    Guarded<Table, std::shared_mutex> table_;
+
+    std::atomic<std::uint64_t> hits_{0};
+    std::atomic<std::uint64_t> stale_hits_{0};
+    std::atomic<std::uint64_t> misses_{0};
+    std::atomic<std::uint64_t> inserts_{0};
+    std::atomic<std::uint64_t> rejected_{0};
+    std::atomic<std::uint64_t> evictions_{0};
+    std::atomic<std::uint64_t> entries_{0};  ///< mirrors of the table, for lock-free stats
+    std::atomic<std::uint64_t> bytes_{0};
+};
+
+}  // namespace moat::cache
