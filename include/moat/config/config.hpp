@@ -1,0 +1,190 @@
+// The configuration of dnsmoat as a tree of plain structs, with the documented defaults as
+// member initialisers (docs/configuration.md describes every field; config/dnsmoat.toml is the
+// commented example).
+//
+// A Config returned by the loader is fully validated: addresses, ports, names, ranges and enums
+// are checked, so the app maps it onto each module's Options without checking again. Modules
+// never see this type (docs/ARCHITECTURE.md, rule 4). Everything is owned by value.
+//
+// Room for later issues: lists accept `url` + `refresh` now (downloading is issue 5); the
+// top-level tables `groups`, `api`, `dot`, `doh` are reserved for issues 5-7 and rejected today.
+#pragma once
+
+#include <chrono>
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "moat/config/values.hpp"
+
+namespace moat::config {
+
+/// [server]: where dnsmoat listens for plain DNS (UDP and TCP on each address).
+struct ServerConfig {
+    /// At least one; IPv4 "ADDR:PORT" or "[IPv6]:PORT". Port 53 is for the packaged service.
+    std::vector<Endpoint> listen{
+        Endpoint{IpAddress::v4_of(127, 0, 0, 1), 5353},
+        Endpoint{IpAddress{{0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 1}, true}, 5353},
+    };
+
+    friend bool operator==(const ServerConfig&, const ServerConfig&) = default;
+};
+
+enum class UpstreamStrategy : std::uint8_t {
+    failover,  ///< in order, skipping the unhealthy
+    fastest,   ///< lowest smoothed RTT, with occasional probes of the others
+};
+
+/// [[upstream.conditional]]: queries for `domains` (and their subdomains) go to `servers`.
+struct ConditionalForward {
+    std::vector<std::string> domains;  ///< at least one; lower-case, no trailing dot
+    std::vector<Endpoint> servers;     ///< at least one; port defaults to 53
+
+    friend bool operator==(const ConditionalForward&, const ConditionalForward&) = default;
+};
+
+/// [upstream]: where cache misses are forwarded.
+struct UpstreamConfig {
+    /// Port defaults to 53. Empty by default: the example config names public resolvers, and
+    /// with none configured the app decides the fallback (see docs/configuration.md).
+    std::vector<Endpoint> servers;
+    UpstreamStrategy strategy = UpstreamStrategy::failover;
+    Duration timeout{2000};        ///< per attempt on one server, 10ms..60s
+    Duration total_timeout{5000};  ///< whole query before SERVFAIL, >= timeout, up to 120s
+    std::vector<ConditionalForward> conditional;
+
+    friend bool operator==(const UpstreamConfig&, const UpstreamConfig&) = default;
+};
+
+enum class ListFormat : std::uint8_t { automatic, hosts, domains, adblock, regex };
+
+/// [[blocklists]] / [[allowlists]]: one list source. Exactly one of `path` and `url`.
+struct ListConfig {
+    std::string name;  ///< required, unique among lists of the same kind
+    std::string path;  ///< a local file (relative paths: to the working directory)
+    std::string url;   ///< http(s):// source: accepted by the schema, downloading comes later
+    Duration refresh{std::chrono::hours{24}};  ///< for `url` lists: 1m..30d
+    ListFormat format = ListFormat::automatic;
+    /// Override of the format's exact-vs-subdomain semantics; unset: the format decides
+    /// (hosts and plain domains: exact; AdBlock `||` and `*.name`: name and subdomains).
+    std::optional<bool> subdomains;
+    bool enabled = true;
+
+    friend bool operator==(const ListConfig&, const ListConfig&) = default;
+};
+
+enum class BlockingMode : std::uint8_t {
+    null_ip,   ///< "null": 0.0.0.0 / :: for A/AAAA, NODATA for other types
+    nxdomain,  ///< "nxdomain"
+    refused,   ///< "refused"
+    custom,    ///< "custom": custom_ipv4 / custom_ipv6 for A/AAAA, NODATA for other types
+};
+
+/// [blocking]: the answer to a blocked name.
+struct BlockingConfig {
+    BlockingMode mode = BlockingMode::null_ip;
+    IpAddress custom_ipv4 = IpAddress::v4_of(0, 0, 0, 0);  ///< must be IPv4
+    IpAddress custom_ipv6{{}, true};                       ///< must be IPv6; default ::
+    std::chrono::seconds blocked_ttl{2};                   ///< TTL of blocked answers, 0s..1d
+
+    friend bool operator==(const BlockingConfig&, const BlockingConfig&) = default;
+};
+
+enum class RecordType : std::uint8_t { a, aaaa, cname, ptr, txt };
+
+/// One local record, answered authoritatively.
+struct LocalRecord {
+    std::string name;  ///< lower-case, no trailing dot
+    RecordType type = RecordType::a;
+    /// Validated per type: an IPv4 / IPv6 address (canonical text), a domain name (lower-case,
+    /// no trailing dot) or TXT text (at most 4000 bytes; the engine splits it into strings).
+    std::string value;
+
+    friend bool operator==(const LocalRecord&, const LocalRecord&) = default;
+};
+
+/// [local]: names answered from the config rather than upstream.
+struct LocalConfig {
+    std::vector<LocalRecord> records;  ///< in file order
+    std::string hosts_file;            ///< optional hosts-format file; empty: none
+    std::chrono::seconds ttl{300};     ///< TTL of local answers, 0s..1d
+
+    friend bool operator==(const LocalConfig&, const LocalConfig&) = default;
+};
+
+/// [cache]
+struct CacheConfig {
+    std::uint64_t size = 32ULL * 1024 * 1024;              ///< bytes, 0 (cache off) .. 16 GiB
+    std::chrono::seconds min_ttl{0};                       ///< clamp of answer TTLs, 0s..1d
+    std::chrono::seconds max_ttl{std::chrono::hours{24}};  ///< clamp, >= min_ttl, up to 7d
+    bool negative = true;                                  ///< cache NXDOMAIN/NODATA per RFC 2308
+    std::chrono::seconds negative_max_ttl{3600};           ///< cap of negative TTLs, 0s..1d
+    bool serve_stale = false;                              ///< RFC 8767, when every upstream fails
+    std::chrono::seconds stale_ttl{30};                    ///< TTL of a stale answer, 1s..1h
+    std::chrono::seconds stale_max_age{std::chrono::hours{24}};  ///< how long past expiry, 1m..7d
+
+    friend bool operator==(const CacheConfig&, const CacheConfig&) = default;
+};
+
+/// The default `access.allow`: loopback, RFC 1918, CGNAT, IPv6 ULA and link-local.
+[[nodiscard]] std::vector<Cidr> default_allowed_clients();
+
+/// [access]: clients outside every prefix get REFUSED.
+struct AccessConfig {
+    std::vector<Cidr> allow = default_allowed_clients();
+
+    friend bool operator==(const AccessConfig&, const AccessConfig&) = default;
+};
+
+/// [tcp] (RFC 7766)
+struct TcpConfig {
+    Duration idle_timeout{10000};         ///< 1s..10m
+    std::uint32_t max_connections = 256;  ///< 1..65535
+
+    friend bool operator==(const TcpConfig&, const TcpConfig&) = default;
+};
+
+/// [edns]
+struct EdnsConfig {
+    bool strip_ecs = true;  ///< remove EDNS Client Subnet before forwarding (privacy)
+
+    friend bool operator==(const EdnsConfig&, const EdnsConfig&) = default;
+};
+
+enum class LogLevel : std::uint8_t { trace, debug, info, warn, error };
+
+/// [log]
+struct LogConfig {
+    LogLevel level = LogLevel::info;
+
+    friend bool operator==(const LogConfig&, const LogConfig&) = default;
+};
+
+struct Config {
+    ServerConfig server;
+    UpstreamConfig upstream;
+    std::vector<ListConfig> blocklists;
+    std::vector<ListConfig> allowlists;
+    BlockingConfig blocking;
+    LocalConfig local;
+    CacheConfig cache;
+    AccessConfig access;
+    TcpConfig tcp;
+    EdnsConfig edns;
+    LogConfig log;
+
+    friend bool operator==(const Config&, const Config&) = default;
+};
+
+/// The embedded defaults: what the daemon runs on when no config file exists.
+[[nodiscard]] Config defaults();
+
+/// Text of enum values as written in a config file ("failover", "null", "adblock", "AAAA").
+[[nodiscard]] const char* to_text(UpstreamStrategy v) noexcept;
+[[nodiscard]] const char* to_text(ListFormat v) noexcept;
+[[nodiscard]] const char* to_text(BlockingMode v) noexcept;
+[[nodiscard]] const char* to_text(RecordType v) noexcept;
+[[nodiscard]] const char* to_text(LogLevel v) noexcept;
+
+}  // namespace moat::config

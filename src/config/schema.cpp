@@ -1,0 +1,221 @@
+// The schema: maps the document tree onto Config, section by section, validating every key.
+// Each section reader asks its TableReader for the keys it knows, so the keys listed here are
+// exactly the valid ones (unknown keys are reported by TableReader::finish()).
+#include "schema.hpp"
+
+#include <set>
+
+#include "table_reader.hpp"
+
+namespace moat::config::detail {
+namespace {
+
+using std::chrono::hours;
+using std::chrono::milliseconds;
+using std::chrono::minutes;
+using Sec = std::chrono::seconds;
+
+constexpr Sec kDay{86400};
+
+/// Calls `read(TableReader&)` on the table at `key` when present, then reports unknown keys.
+template <class F>
+void section(TableReader& parent, std::string_view key, F&& read) {
+    const Node* node = parent.find(key);
+    if (node == nullptr ||
+        !expect_kind(parent.context(), *node, parent.path_of(key), Node::Kind::table)) {
+        return;
+    }
+    TableReader table(parent.context(), *node, parent.path_of(key));
+    read(table);
+    table.finish();
+}
+
+/// Calls `read(TableReader&)` on each table of the array at `key`.
+template <class F>
+void table_array(TableReader& parent, std::string_view key, F&& read) {
+    Context& ctx = parent.context();
+    parent.array(key, 0, [&](const Node& item, const std::string& path) {
+        if (!expect_kind(ctx, item, path, Node::Kind::table)) {
+            return;
+        }
+        TableReader table(ctx, item, path);
+        read(table);
+        table.finish();
+    });
+}
+
+void endpoints(TableReader& t, std::string_view key, std::vector<Endpoint>& out,
+               std::uint16_t default_port, std::size_t min_items) {
+    std::vector<Endpoint> list;
+    if (t.array(key, min_items, [&](const Node& item, const std::string& path) {
+            if (auto ep = read_endpoint(t.context(), item, path, default_port)) {
+                list.push_back(*ep);
+            }
+        })) {
+        out = std::move(list);
+    }
+}
+
+void read_server(TableReader& t, ServerConfig& out) {
+    endpoints(t, "listen", out.listen, 0, 1);
+    t.reserve("dot", "DNS over TLS listeners (a later version)");
+    t.reserve("doh", "DNS over HTTPS listeners (a later version)");
+}
+
+void read_upstream(TableReader& t, UpstreamConfig& out) {
+    endpoints(t, "servers", out.servers, 53, 0);
+    t.enumeration<UpstreamStrategy>(
+        "strategy", out.strategy,
+        {{"failover", UpstreamStrategy::failover}, {"fastest", UpstreamStrategy::fastest}});
+    t.duration("timeout", out.timeout, milliseconds{10}, Sec{60});
+    if (t.duration("total_timeout", out.total_timeout, milliseconds{10}, Sec{120}) &&
+        out.total_timeout < out.timeout) {
+        t.context().error(
+            Errc::conflict, t.find("total_timeout")->line, t.path_of("total_timeout"),
+            "must not be shorter than upstream.timeout (" + format_duration(out.timeout) + ")");
+    }
+    table_array(t, "conditional", [&](TableReader& c) {
+        ConditionalForward fwd;
+        const bool has_domains = c.array("domains", 1, [&](const Node& n, const std::string& p) {
+            if (auto d = read_domain(c.context(), n, p)) {
+                fwd.domains.push_back(*d);
+            }
+        });
+        endpoints(c, "servers", fwd.servers, 53, 1);
+        for (const std::string_view key : {"domains", "servers"}) {
+            if ((key == "domains" ? !has_domains : fwd.servers.empty()) && c.find(key) == nullptr) {
+                c.context().error(Errc::missing_key, c.line(), c.path_of(key),
+                                  "is required in a conditional forwarding entry");
+            }
+        }
+        out.conditional.push_back(std::move(fwd));
+    });
+}
+
+void read_list(TableReader& t, ListConfig& out) {
+    if (!t.string("name", out.name) && t.find("name") == nullptr) {
+        t.context().error(Errc::missing_key, t.line(), t.path_of("name"),
+                          "is required: every list needs a name");
+    } else if (const Node* name = t.find("name");
+               name->kind == Node::Kind::string && out.name.empty()) {
+        t.context().error(Errc::bad_value, name->line, t.path_of("name"), "must not be empty");
+    }
+    const Node* path_node = t.find("path");
+    const Node* url_node = t.find("url");
+    t.string("path", out.path);
+    t.string("url", out.url);
+    if (path_node == nullptr && url_node == nullptr) {
+        t.context().error(Errc::missing_key, t.line(), t.path(),
+                          "needs a `path` (a local file) or a `url`");
+    } else if (path_node != nullptr && url_node != nullptr) {
+        t.context().error(Errc::conflict, url_node->line, t.path_of("url"),
+                          "give either `path` or `url`, not both");
+    } else if (path_node != nullptr && path_node->kind == Node::Kind::string && out.path.empty()) {
+        t.context().error(Errc::bad_value, path_node->line, t.path_of("path"), "must not be empty");
+    } else if (url_node != nullptr && url_node->kind == Node::Kind::string &&
+               out.url.rfind("http://", 0) != 0 && out.url.rfind("https://", 0) != 0) {
+        t.context().error(Errc::bad_value, url_node->line, t.path_of("url"),
+                          "\"" + out.url + "\" is not an http:// or https:// URL");
+    }
+    t.duration("refresh", out.refresh, minutes{1}, hours{24 * 30});
+    t.enumeration<ListFormat>("format", out.format,
+                              {{"auto", ListFormat::automatic},
+                               {"hosts", ListFormat::hosts},
+                               {"domains", ListFormat::domains},
+                               {"adblock", ListFormat::adblock},
+                               {"regex", ListFormat::regex}});
+    t.optional_boolean("subdomains", out.subdomains);
+    t.boolean("enabled", out.enabled);
+}
+
+void read_lists(TableReader& t, std::string_view key, std::vector<ListConfig>& out) {
+    std::set<std::string> names;
+    table_array(t, key, [&](TableReader& l) {
+        ListConfig list;
+        read_list(l, list);
+        if (!list.name.empty() && !names.insert(list.name).second) {
+            l.context().error(Errc::conflict, l.find("name")->line, l.path_of("name"),
+                              "\"" + list.name + "\" names another list already");
+        }
+        out.push_back(std::move(list));
+    });
+}
+
+void read_blocking(TableReader& t, BlockingConfig& out) {
+    t.enumeration<BlockingMode>("mode", out.mode,
+                                {{"null", BlockingMode::null_ip},
+                                 {"nxdomain", BlockingMode::nxdomain},
+                                 {"refused", BlockingMode::refused},
+                                 {"custom", BlockingMode::custom}});
+    if (t.ip("custom_ipv4", out.custom_ipv4) && out.custom_ipv4.v6) {
+        t.context().error(Errc::bad_value, t.find("custom_ipv4")->line, t.path_of("custom_ipv4"),
+                          "\"" + out.custom_ipv4.to_text() + "\" is not an IPv4 address");
+    }
+    if (t.ip("custom_ipv6", out.custom_ipv6) && !out.custom_ipv6.v6) {
+        t.context().error(Errc::bad_value, t.find("custom_ipv6")->line, t.path_of("custom_ipv6"),
+                          "\"" + out.custom_ipv6.to_text() + "\" is not an IPv6 address");
+    }
+    t.seconds("blocked_ttl", out.blocked_ttl, Sec{0}, kDay);
+}
+
+void read_cache(TableReader& t, CacheConfig& out) {
+    t.size("size", out.size, 0, 16ULL << 30U);
+    t.seconds("min_ttl", out.min_ttl, Sec{0}, kDay);
+    if (t.seconds("max_ttl", out.max_ttl, Sec{0}, kDay * 7) && out.max_ttl < out.min_ttl) {
+        t.context().error(
+            Errc::conflict, t.find("max_ttl")->line, t.path_of("max_ttl"),
+            "must not be shorter than cache.min_ttl (" + format_duration(out.min_ttl) + ")");
+    }
+    t.boolean("negative", out.negative);
+    t.seconds("negative_max_ttl", out.negative_max_ttl, Sec{0}, kDay);
+    t.boolean("serve_stale", out.serve_stale);
+    t.seconds("stale_ttl", out.stale_ttl, Sec{1}, hours{1});
+    t.seconds("stale_max_age", out.stale_max_age, minutes{1}, kDay * 7);
+}
+
+}  // namespace
+
+tl::expected<Config, ConfigErrors> to_config(const Node& root, std::string_view file_name) {
+    Context ctx(file_name);
+    Config config = defaults();
+    TableReader top(ctx, root, "");
+    section(top, "server", [&](TableReader& t) { read_server(t, config.server); });
+    section(top, "upstream", [&](TableReader& t) { read_upstream(t, config.upstream); });
+    read_lists(top, "blocklists", config.blocklists);
+    read_lists(top, "allowlists", config.allowlists);
+    section(top, "blocking", [&](TableReader& t) { read_blocking(t, config.blocking); });
+    section(top, "local", [&](TableReader& t) { read_local(t, config.local); });
+    section(top, "cache", [&](TableReader& t) { read_cache(t, config.cache); });
+    section(top, "access", [&](TableReader& t) {
+        std::vector<Cidr> allow;
+        if (t.array("allow", 1, [&](const Node& n, const std::string& p) {
+                if (auto c = read_cidr(t.context(), n, p)) {
+                    allow.push_back(*c);
+                }
+            })) {
+            config.access.allow = std::move(allow);
+        }
+    });
+    section(top, "tcp", [&](TableReader& t) {
+        t.duration("idle_timeout", config.tcp.idle_timeout, Sec{1}, minutes{10});
+        t.integer("max_connections", config.tcp.max_connections, 1, 65535);
+    });
+    section(top, "edns", [&](TableReader& t) { t.boolean("strip_ecs", config.edns.strip_ecs); });
+    section(top, "log", [&](TableReader& t) {
+        t.enumeration<LogLevel>("level", config.log.level,
+                                {{"trace", LogLevel::trace},
+                                 {"debug", LogLevel::debug},
+                                 {"info", LogLevel::info},
+                                 {"warn", LogLevel::warn},
+                                 {"error", LogLevel::error}});
+    });
+    top.reserve("groups", "client groups (a later version)");
+    top.reserve("api", "the REST API and dashboard (a later version)");
+    top.finish();
+    if (!ctx.ok()) {
+        return tl::unexpected(ctx.take());
+    }
+    return config;
+}
+
+}  // namespace moat::config::detail

@@ -1,0 +1,332 @@
+// Loading and validating configs: every error kind with its line and key path, in TOML and
+// JSON; unknown-key suggestions; files, extensions; all-or-nothing results.
+#include "moat/config/loader.hpp"
+
+#include <gtest/gtest.h>
+
+#include <filesystem>
+#include <fstream>
+#include <string>
+
+namespace moat::config {
+namespace {
+
+ConfigErrors errors_of(std::string_view text, Syntax syntax) {
+    const char* file = syntax == Syntax::toml ? "t.toml" : "t.json";
+    const auto result = parse(text, syntax, file);
+    EXPECT_FALSE(result) << "expected errors for:\n" << text;
+    return result ? ConfigErrors{} : result.error();
+}
+
+/// Expects exactly one error, of `code`, on `line`, at `path`, whose message contains `text`.
+void expect_one(std::string_view doc, Syntax syntax, Errc code, std::uint32_t line,
+                const std::string& path, const std::string& text) {
+    const ConfigErrors errors = errors_of(doc, syntax);
+    ASSERT_EQ(errors.size(), 1U) << to_string(errors);
+    EXPECT_EQ(errors[0].code, code) << errors[0].to_string();
+    EXPECT_EQ(errors[0].line, line) << errors[0].to_string();
+    EXPECT_EQ(errors[0].path, path) << errors[0].to_string();
+    EXPECT_NE(errors[0].message.find(text), std::string::npos) << errors[0].to_string();
+}
+
+struct ErrorCase {
+    const char* toml;
+    const char* json;
+    Errc code;
+    std::uint32_t line;
+    const char* path;
+    const char* text;
+    std::uint32_t json_line = 0;  ///< when the JSON document puts it elsewhere than `line`
+};
+
+const ErrorCase kCases[] = {
+    {"[upstream]\nservers = [\"192.0.2.1:53\",\n  \"127.0.0.1:99999\"]\n",
+     "{\n \"upstream\": {\n  \"servers\": [\"192.0.2.1:53\",\n   \"127.0.0.1:99999\"]\n }\n}",
+     Errc::bad_value, 3, "upstream.servers[1]", "\"127.0.0.1:99999\" is not a valid address:port",
+     4},
+    {"\n[server]\nlisten = [\"::1:53\"]\n", "{\"server\":\n {\"listen\": [\"::1:53\"]}}",
+     Errc::bad_value, 3, "server.listen[0]", "[ADDR]:PORT", 2},
+    {"[server]\nlisten = []\n", "{\"server\": {\n\"listen\": []}}", Errc::bad_value, 2,
+     "server.listen", "at least 1 entry"},
+    {"[cache]\n\nnegative = \"yes\"\n", "{\"cache\": {\n\n\"negative\": \"yes\"}}",
+     Errc::wrong_type, 3, "cache.negative", "expected a boolean, got a string"},
+    {"[cache]\nsize = \"32 MB\"\n", "{\"cache\": {\n\"size\": \"32 MB\"}}", Errc::bad_value, 2,
+     "cache.size", "not a valid size"},
+    {"[cache]\nsize = \"17GiB\"\n", "{\"cache\": {\n\"size\": \"17GiB\"}}", Errc::out_of_range, 2,
+     "cache.size", "out of range"},
+    {"[cache]\nmax_ttl = 3600\n", "{\"cache\": {\n\"max_ttl\": 3600}}", Errc::wrong_type, 2,
+     "cache.max_ttl", "expected a duration string like \"30s\", got an integer"},
+    {"[cache]\nmax_ttl = \"1 hour\"\n", "{\"cache\": {\n\"max_ttl\": \"1 hour\"}}", Errc::bad_value,
+     2, "cache.max_ttl", "not a valid duration"},
+    {"[cache]\nstale_ttl = \"2h\"\n", "{\"cache\": {\n\"stale_ttl\": \"2h\"}}", Errc::out_of_range,
+     2, "cache.stale_ttl", "\"2h\" is out of range (1s..1h)"},
+    {"[cache]\nmin_ttl = \"1500ms\"\n", "{\"cache\": {\n\"min_ttl\": \"1500ms\"}}", Errc::bad_value,
+     2, "cache.min_ttl", "not a whole number of seconds"},
+    {"[cache]\nmin_ttl = \"2h\"\nmax_ttl = \"1h\"\n",
+     "{\"cache\": {\n\"min_ttl\": \"2h\",\n\"max_ttl\": \"1h\"}}", Errc::conflict, 3,
+     "cache.max_ttl", "must not be shorter than cache.min_ttl (2h)"},
+    {"[tcp]\nmax_connections = 0\n", "{\"tcp\": {\n\"max_connections\": 0}}", Errc::out_of_range, 2,
+     "tcp.max_connections", "0 is out of range (1..65535)"},
+    {"[tcp]\nmax_connections = 1.5\n", "{\"tcp\": {\n\"max_connections\": 1.5}}", Errc::wrong_type,
+     2, "tcp.max_connections", "got a floating-point number"},
+    {"[log]\nlevel = \"warning\"\n", "{\"log\": {\n\"level\": \"warning\"}}", Errc::bad_value, 2,
+     "log.level", "did you mean \"warn\"?"},
+    {"[upstream]\nstrategy = \"random\"\n", "{\"upstream\": {\n\"strategy\": \"random\"}}",
+     Errc::bad_value, 2, "upstream.strategy", "is not one of failover, fastest"},
+    {"[access]\nallow = [\"10.0.0.0/8\", \"fd00::/129\"]\n",
+     "{\"access\": {\n\"allow\": [\"10.0.0.0/8\", \"fd00::/129\"]}}", Errc::bad_value, 2,
+     "access.allow[1]", "\"fd00::/129\" is not a valid CIDR prefix"},
+    {"[blocking]\ncustom_ipv4 = \"::1\"\n", "{\"blocking\": {\n\"custom_ipv4\": \"::1\"}}",
+     Errc::bad_value, 2, "blocking.custom_ipv4", "not an IPv4 address"},
+    {"[[upstream.conditional]]\ndomains = [\"lan\", \"bad domain\"]\nservers = [\"192.0.2.1\"]\n",
+     "{\"upstream\": {\"conditional\": [{\n\"domains\": [\"lan\", \"bad domain\"],\n"
+     "\"servers\": [\"192.0.2.1\"]}]}}",
+     Errc::bad_value, 2, "upstream.conditional[0].domains[1]",
+     "\"bad domain\" is not a valid domain name"},
+    {"[[upstream.conditional]]\ndomains = [\"lan\"]\n",
+     "{\"upstream\": {\"conditional\": [\n{\"domains\": [\"lan\"]}]}}", Errc::missing_key, 1,
+     "upstream.conditional[0].servers", "is required", 2},
+    {"[[blocklists]]\npath = \"a.txt\"\n", "{\"blocklists\": [\n{\"path\": \"a.txt\"}]}",
+     Errc::missing_key, 1, "blocklists[0].name", "every list needs a name", 2},
+    {"[[blocklists]]\nname = \"\"\npath = \"a\"\n",
+     "{\"blocklists\": [{\"name\": \"\",\n\"path\": \"a\"}]}", Errc::bad_value, 2,
+     "blocklists[0].name", "must not be empty", 1},
+    {"[[blocklists]]\nname = \"a\"\npath = \"a.txt\"\nurl = \"https://example.com/a.txt\"\n",
+     "{\"blocklists\": [{\"name\": \"a\", \"path\": \"a.txt\",\n"
+     "\"url\": \"https://example.com/a.txt\"}]}",
+     Errc::conflict, 4, "blocklists[0].url", "not both", 2},
+    {"[[allowlists]]\nname = \"a\"\nurl = \"ftp://example.com/a\"\n",
+     "{\"allowlists\": [{\"name\": \"a\",\n\"url\": \"ftp://example.com/a\"}]}", Errc::bad_value, 3,
+     "allowlists[0].url", "not an http:// or https:// URL", 2},
+    {"[[blocklists]]\nname = \"a\"\npath = \"a\"\n[[blocklists]]\nname = \"a\"\npath = \"b\"\n",
+     "{\"blocklists\": [{\"name\": \"a\", \"path\": \"a\"},\n{\"name\": \"a\", \"path\": \"b\"}]}",
+     Errc::conflict, 5, "blocklists[1].name", "names another list already", 2},
+    {"[[blocklists]]\nname = \"a\"\npath = \"a\"\nformat = \"adblok\"\n",
+     "{\"blocklists\": [{\"name\": \"a\", \"path\": \"a\",\n\n\"format\": \"adblok\"}]}",
+     Errc::bad_value, 4, "blocklists[0].format", "did you mean \"adblock\"?", 3},
+    {"[local]\nrecords = [{ name = \"nas.lan\", type = \"A\", value = \"fd00::1\" }]\n",
+     "{\"local\": {\n\"records\": [{\"name\": \"nas.lan\", \"type\": \"A\", \"value\": "
+     "\"fd00::1\"}]}}",
+     Errc::bad_value, 2, "local.records[0].value", "\"fd00::1\" is not an IPv4 address"},
+    {"[local.records]\n\"nas.lan\" = \"MX 10 mail.lan\"\n",
+     "{\"local\": {\"records\": {\n\"nas.lan\": \"MX 10 mail.lan\"}}}", Errc::bad_value, 2,
+     "local.records.\"nas.lan\"", "\"MX\" is not one of A, AAAA, CNAME, PTR, TXT"},
+    {"[upstream]\ntimeout = \"3s\"\ntotal_timeout = \"1s\"\n",
+     "{\"upstream\": {\"timeout\": \"3s\",\n\"total_timeout\": \"1s\"}}", Errc::conflict, 3,
+     "upstream.total_timeout", "must not be shorter than upstream.timeout", 2},
+    {"[upstreams]\nservers = []\n", "{\"upstreams\": {\"servers\": []}}", Errc::unknown_key, 1,
+     "upstreams", "unknown key \"upstreams\"; did you mean \"upstream\"?"},
+    {"[cache]\nsise = \"1MiB\"\n", "{\"cache\":\n{\"sise\": \"1MiB\"}}", Errc::unknown_key, 2,
+     "cache.sise", "did you mean \"size\"?"},
+    {"[edns]\nzzz = true\n", "{\"edns\": {\n\"zzz\": true}}", Errc::unknown_key, 2, "edns.zzz",
+     "(valid keys: strip_ecs)"},
+    {"groups = []\n", "{\"groups\": []}", Errc::unknown_key, 1, "groups", "reserved"},
+    {"edns = 1\n", "{\"edns\": 1}", Errc::wrong_type, 1, "edns", "expected a table"},
+};
+
+TEST(Loader, EveryErrorKindHasLineAndKeyInToml) {
+    for (const ErrorCase& c : kCases) {
+        SCOPED_TRACE(c.toml);
+        expect_one(c.toml, Syntax::toml, c.code, c.line, c.path, c.text);
+    }
+}
+
+TEST(Loader, EveryErrorKindHasLineAndKeyInJson) {
+    for (const ErrorCase& c : kCases) {
+        SCOPED_TRACE(c.json);
+        expect_one(c.json, Syntax::json, c.code, c.json_line != 0 ? c.json_line : c.line, c.path,
+                   c.text);
+    }
+}
+
+TEST(Loader, FormatsErrorsWithFileLineAndKey) {
+    const ConfigErrors errors =
+        errors_of("\n\n[upstream]\nservers = [\"192.0.2.1\", \"127.0.0.1:99999\"]\n", Syntax::toml);
+    ASSERT_EQ(errors.size(), 1U);
+    EXPECT_EQ(errors[0].to_string(),
+              "t.toml:4: upstream.servers[1]: \"127.0.0.1:99999\" is not a valid address:port");
+}
+
+TEST(Loader, SyntaxErrorsNameTheLine) {
+    expect_one("[cache]\nsize = \n", Syntax::toml, Errc::syntax, 2, "", "TOML syntax error");
+    expect_one("[cache]\nnegative = true\nnegative = false\n", Syntax::toml, Errc::syntax, 3, "",
+               "TOML syntax error");
+    expect_one("{\n\"cache\": {\n\"negative\": tru\n}}", Syntax::json, Errc::syntax, 3, "",
+               "JSON syntax error");
+    expect_one("{\"cache\": {}\n,}", Syntax::json, Errc::syntax, 2, "", "JSON syntax error");
+    expect_one("[1, 2]", Syntax::json, Errc::wrong_type, 1, "", "top level must be an object");
+}
+
+TEST(Loader, JsonDuplicateKeysAreErrors) {
+    expect_one("{\"cache\": {\n\"negative\": true,\n\"negative\": false}}", Syntax::json,
+               Errc::duplicate_key, 3, "cache.negative", "first given on line 2");
+}
+
+TEST(Loader, CollectsEveryErrorUpToTheCap) {
+    const ConfigErrors errors = errors_of(
+        "[cache]\nsize = \"x\"\nnegative = 1\n[tcp]\nmax_connections = -1\n[log]\nlevel = \"x\"\n",
+        Syntax::toml);
+    ASSERT_EQ(errors.size(), 4U) << to_string(errors);
+    EXPECT_EQ(errors[0].line, 2U);
+    EXPECT_EQ(errors[1].line, 3U);
+    EXPECT_EQ(errors[2].line, 5U);
+    EXPECT_EQ(errors[3].line, 7U);
+
+    std::string many = "[server]\nlisten = [\n";
+    for (int i = 0; i < 30; ++i) {
+        many += "  \"bad" + std::to_string(i) + "\",\n";
+    }
+    many += "]\n";
+    const ConfigErrors capped = errors_of(many, Syntax::toml);
+    ASSERT_EQ(capped.size(), kMaxErrors + 1);
+    EXPECT_EQ(capped.back().code, Errc::too_many_errors);
+    EXPECT_EQ(capped.back().message, "and 10 more errors not shown");
+    EXPECT_EQ(capped[0].line, 3U);
+    EXPECT_EQ(capped[19].line, 22U);
+}
+
+TEST(Loader, EmptyDocumentGivesDefaults) {
+    EXPECT_EQ(*parse("", Syntax::toml), defaults());
+    EXPECT_EQ(*parse("# nothing\n", Syntax::toml), defaults());
+    EXPECT_EQ(*parse("{}", Syntax::json), defaults());
+    EXPECT_EQ(*parse("{\"cache\": {}, \"upstream\": {}}", Syntax::json), defaults());
+}
+
+TEST(Loader, ReadsValuesIntoConfig) {
+    const auto config = parse(R"(
+[server]
+listen = ["0.0.0.0:53", "[::]:53"]
+[upstream]
+servers = ["192.0.2.1", "[2001:db8::53]:5300"]
+strategy = "fastest"
+[[upstream.conditional]]
+domains = ["LAN.", "10.in-addr.arpa"]
+servers = ["192.168.1.1"]
+[[blocklists]]
+name = "ads"
+url = "https://lists.example/ads.txt"
+refresh = "12h"
+format = "domains"
+subdomains = true
+[blocking]
+mode = "custom"
+custom_ipv4 = "192.0.2.9"
+blocked_ttl = "1m"
+[local]
+records = [{ name = "NAS.lan", type = "aaaa", value = "FD00::0010" },
+           { name = "txt.lan", type = "TXT", value = "hello world" }]
+[cache]
+size = 1048576
+serve_stale = true
+)",
+                              Syntax::toml);
+    ASSERT_TRUE(config) << to_string(config.error());
+    EXPECT_EQ(config->server.listen.size(), 2U);
+    EXPECT_EQ(config->server.listen[1].to_text(), "[::]:53");
+    EXPECT_EQ(config->upstream.servers[0].to_text(), "192.0.2.1:53");
+    EXPECT_EQ(config->upstream.servers[1].to_text(), "[2001:db8::53]:5300");
+    EXPECT_EQ(config->upstream.strategy, UpstreamStrategy::fastest);
+    ASSERT_EQ(config->upstream.conditional.size(), 1U);
+    EXPECT_EQ(config->upstream.conditional[0].domains,
+              (std::vector<std::string>{"lan", "10.in-addr.arpa"}));
+    ASSERT_EQ(config->blocklists.size(), 1U);
+    EXPECT_EQ(config->blocklists[0].url, "https://lists.example/ads.txt");
+    EXPECT_EQ(config->blocklists[0].refresh, std::chrono::hours{12});
+    EXPECT_EQ(config->blocklists[0].format, ListFormat::domains);
+    EXPECT_EQ(config->blocklists[0].subdomains, std::optional<bool>{true});
+    EXPECT_EQ(config->blocking.mode, BlockingMode::custom);
+    EXPECT_EQ(config->blocking.custom_ipv4, IpAddress::v4_of(192, 0, 2, 9));
+    EXPECT_EQ(config->blocking.blocked_ttl, std::chrono::seconds{60});
+    ASSERT_EQ(config->local.records.size(), 2U);
+    EXPECT_EQ(config->local.records[0], (LocalRecord{"nas.lan", RecordType::aaaa, "fd00::10"}));
+    EXPECT_EQ(config->local.records[1].value, "hello world");
+    EXPECT_EQ(config->cache.size, 1048576U);
+    EXPECT_TRUE(config->cache.serve_stale);
+}
+
+TEST(Loader, DefaultsAllowLocalNetworksOnly) {
+    const Config config = defaults();
+    const auto allowed = [&](const char* ip) {
+        const IpAddress addr = *parse_ip(ip);
+        for (const Cidr& c : config.access.allow) {
+            if (c.contains(addr)) {
+                return true;
+            }
+        }
+        return false;
+    };
+    ASSERT_EQ(config.access.allow.size(), 8U);
+    for (const char* ip : {"127.0.0.1", "10.9.8.7", "172.31.255.1", "192.168.1.5", "100.100.1.1",
+                           "::1", "fd00::1", "fe80::1"}) {
+        EXPECT_TRUE(allowed(ip)) << ip;
+    }
+    for (const char* ip : {"192.0.2.1", "172.32.0.1", "100.128.0.1", "2001:db8::1", "::2"}) {
+        EXPECT_FALSE(allowed(ip)) << ip;
+    }
+    EXPECT_EQ(config.server.listen[0].to_text(), "127.0.0.1:5353");
+    EXPECT_EQ(config.server.listen[1].to_text(), "[::1]:5353");
+}
+
+class LoaderFiles : public ::testing::Test {
+protected:
+    void SetUp() override {
+        dir_ = std::filesystem::temp_directory_path() /
+               ("moat_config_test_" +
+                std::to_string(::testing::UnitTest::GetInstance()->random_seed()) + "_" +
+                ::testing::UnitTest::GetInstance()->current_test_info()->name());
+        std::filesystem::create_directories(dir_);
+    }
+    void TearDown() override { std::filesystem::remove_all(dir_); }
+    std::filesystem::path write(const std::string& name, const std::string& text) {
+        const std::filesystem::path p = dir_ / name;
+        std::ofstream(p) << text;
+        return p;
+    }
+    std::filesystem::path dir_;
+};
+
+TEST_F(LoaderFiles, ChoosesSyntaxByExtension) {
+    EXPECT_EQ(*syntax_of("a/dnsmoat.toml"), Syntax::toml);
+    EXPECT_EQ(*syntax_of("dnsmoat.JSON"), Syntax::json);
+    const auto toml = load_file(write("a.toml", "[log]\nlevel = \"debug\"\n"));
+    ASSERT_TRUE(toml);
+    EXPECT_EQ(toml->log.level, LogLevel::debug);
+    const auto json = load_file(write("a.json", "{\"log\": {\"level\": \"error\"}}"));
+    ASSERT_TRUE(json);
+    EXPECT_EQ(json->log.level, LogLevel::error);
+}
+
+TEST_F(LoaderFiles, RejectsUnknownExtension) {
+    for (const char* name : {"dnsmoat.yaml", "dnsmoat", "dnsmoat.toml.bak"}) {
+        const auto r = load_file(write(name, "[log]\n"));
+        ASSERT_FALSE(r);
+        ASSERT_EQ(r.error().size(), 1U);
+        EXPECT_EQ(r.error()[0].code, Errc::bad_extension);
+        EXPECT_NE(r.error()[0].message.find(".toml or .json"), std::string::npos);
+    }
+}
+
+TEST_F(LoaderFiles, MissingFileNamesThePath) {
+    const std::filesystem::path missing = dir_ / "nope.toml";
+    const auto r = load_file(missing);
+    ASSERT_FALSE(r);
+    ASSERT_EQ(r.error().size(), 1U);
+    EXPECT_EQ(r.error()[0].code, Errc::io);
+    EXPECT_EQ(r.error()[0].file, missing.string());
+    EXPECT_EQ(r.error()[0].to_string(),
+              missing.string() + ": cannot open: No such file or directory");
+}
+
+TEST_F(LoaderFiles, BrokenFileYieldsErrorsAndNoConfig) {
+    const std::filesystem::path p = write("broken.toml", "[cache]\nsize = \"lots\"\n");
+    const auto r = load_file(p);
+    ASSERT_FALSE(r);
+    ASSERT_EQ(r.error().size(), 1U);
+    EXPECT_EQ(r.error()[0].to_string(), p.string() +
+                                            ":2: cache.size: \"lots\" is not a valid size (a "
+                                            "number and an optional unit: B, KiB, MiB, GiB, KB, "
+                                            "MB, GB, e.g. \"32MiB\")");
+}
+
+}  // namespace
+}  // namespace moat::config
