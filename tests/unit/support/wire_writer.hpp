@@ -51,6 +51,14 @@ public:
         u16(id).u16(flags).u16(qd).u16(an).u16(ns).u16(ar);
     }
 
+    /// One label of `count` copies of `c`.
+    WireWriter& label_of(char c, unsigned count) {
+        u8(count);
+        for (unsigned i = 0; i < count; ++i) {
+            u8(static_cast<unsigned char>(c));
+        }
+        return *this;
+    }
     WireWriter& u8(unsigned v) {
         bytes_.push_back(static_cast<std::uint8_t>(v));
         return *this;
@@ -69,6 +77,15 @@ public:
     }
     /// An uncompressed name from text.
     WireWriter& name(std::string_view text) { return raw(wire_name(text)); }
+    /// The longest legal name, uncompressed: 63 'a', 63 'b', 63 'c', 61 'd' and the root,
+    /// 255 octets.
+    WireWriter& longest_name() {
+        for (const char c : {'a', 'b', 'c'}) {
+            label_of(c, 63);
+        }
+        label_of('d', 61);
+        return u8(0);
+    }
     /// A compression pointer to `offset`.
     WireWriter& ptr(std::size_t offset) {
         return u8(0xC0U | ((offset >> 8U) & 0x3FU)).u8(offset & 0xFFU);

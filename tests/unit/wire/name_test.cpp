@@ -373,17 +373,7 @@ TEST(DecodeName, PointerHopLimit) {
 TEST(DecodeName, TooLongInStreamAndThroughCompression) {
     // 12: 63a.63b.63c.61d. = 255 octets, valid.
     WireWriter w(0, 0, 0, 0);
-    for (const char c : {'a', 'b', 'c'}) {
-        w.u8(63);
-        for (int i = 0; i < 63; ++i) {
-            w.u8(static_cast<unsigned>(c));
-        }
-    }
-    w.u8(61);
-    for (int i = 0; i < 61; ++i) {
-        w.u8('d');
-    }
-    w.u8(0);
+    w.longest_name();
     const std::size_t second = w.size();  // x -> 12: 257 octets
     w.u8(1).u8('x').ptr(12);
     const std::size_t third = w.size();  // bare pointer to 12: 255 octets, valid

@@ -291,17 +291,7 @@ TEST(SuffixCache, ErrorsAreTheSameWithAndWithoutCache) {
     // An owner that would be 257 octets through a pointer to a cached 255-octet question name,
     // and a 129-hop chain through cached names.
     WireWriter w(1, 1, 0, 0);
-    for (const char c : {'a', 'b', 'c'}) {
-        w.u8(63);
-        for (int i = 0; i < 63; ++i) {
-            w.u8(static_cast<unsigned>(c));
-        }
-    }
-    w.u8(61);
-    for (int i = 0; i < 61; ++i) {
-        w.u8('d');
-    }
-    w.u8(0).qfields(moat::wire::RrType::a);
+    w.longest_name().qfields(moat::wire::RrType::a);
     w.raw({1, 'x'}).ptr(12).rfields(moat::wire::RrType::a, Bytes{1, 2, 3, 4});
     const Bytes msg = w.take();
     EXPECT_TRUE(same_with_and_without_cache(msg));
