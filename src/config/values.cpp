@@ -27,37 +27,9 @@ bool parse_port(std::string_view text, std::uint16_t& port) {
 
 }  // namespace
 
-std::string IpAddress::to_text() const {
-    std::array<char, INET6_ADDRSTRLEN> buf{};
-    inet_ntop(v6 ? AF_INET6 : AF_INET, bytes.data(), buf.data(), buf.size());
-    return buf.data();
-}
-
 std::string Endpoint::to_text() const {
     return address.v6 ? "[" + address.to_text() + "]:" + std::to_string(port)
                       : address.to_text() + ":" + std::to_string(port);
-}
-
-bool Cidr::contains(const IpAddress& ip) const noexcept {
-    if (ip.v6 != address.v6) {
-        return false;
-    }
-    const std::size_t full = prefix_length / 8U;
-    for (std::size_t i = 0; i < full; ++i) {
-        if (ip.bytes[i] != address.bytes[i]) {
-            return false;
-        }
-    }
-    const unsigned rest = prefix_length % 8U;
-    if (rest == 0) {
-        return true;
-    }
-    const auto mask = static_cast<std::uint8_t>(0xFFU << (8U - rest));
-    return (ip.bytes[full] & mask) == address.bytes[full];
-}
-
-std::string Cidr::to_text() const {
-    return address.to_text() + "/" + std::to_string(prefix_length);
 }
 
 tl::expected<IpAddress, std::string> parse_ip(std::string_view text) {

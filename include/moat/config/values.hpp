@@ -14,22 +14,11 @@
 #include <string_view>
 #include <tl/expected.hpp>
 
+#include "moat/core/ip.hpp"
+
 namespace moat::config {
 
-/// An IPv4 or IPv6 address in network byte order. IPv4 uses the first 4 bytes, the rest are 0.
-struct IpAddress {
-    std::array<std::uint8_t, 16> bytes{};
-    bool v6 = false;
-
-    [[nodiscard]] static IpAddress v4_of(std::uint8_t a, std::uint8_t b, std::uint8_t c,
-                                         std::uint8_t d) noexcept {
-        return {{a, b, c, d}, false};
-    }
-    /// Canonical text ("192.168.1.1", "fd00::1").
-    [[nodiscard]] std::string to_text() const;
-
-    friend bool operator==(const IpAddress&, const IpAddress&) = default;
-};
+using ::moat::IpAddress;  // moat/core/ip.hpp
 
 /// An address and a UDP/TCP port (1..65535).
 struct Endpoint {
@@ -42,17 +31,7 @@ struct Endpoint {
     friend bool operator==(const Endpoint&, const Endpoint&) = default;
 };
 
-/// An address prefix; bits of `address` beyond `prefix_length` are zero.
-struct Cidr {
-    IpAddress address;
-    std::uint8_t prefix_length = 0;  ///< 0..32 (IPv4) or 0..128 (IPv6)
-
-    /// True when `ip` (of the same family) lies inside the prefix.
-    [[nodiscard]] bool contains(const IpAddress& ip) const noexcept;
-    [[nodiscard]] std::string to_text() const;
-
-    friend bool operator==(const Cidr&, const Cidr&) = default;
-};
+using ::moat::Cidr;  // moat/core/ip.hpp
 
 /// Durations are kept in milliseconds; a key's valid range is stated by the schema.
 using Duration = std::chrono::milliseconds;
