@@ -21,15 +21,20 @@ if(MOAT_BUILD_BENCH)
     endif()
 endif()
 
-# Later modules (add here, next to the module that first needs them):
-#   asio (libasio-dev, header-only, no CMake package): find_path(ASIO_INCLUDE_DIR asio.hpp)
-#     + an INTERFACE target moat::asio with ASIO_STANDALONE and ASIO_NO_DEPRECATED
-#   find_package(spdlog CONFIG REQUIRED)          spdlog::spdlog
-#   find_package(CLI11 CONFIG REQUIRED)           CLI11::CLI11
-#   find_package(nlohmann_json CONFIG REQUIRED)   nlohmann_json::nlohmann_json
-#   find_package(tomlplusplus CONFIG REQUIRED)    tomlplusplus::tomlplusplus
-# Compiled or arch-specific ones (spdlog + fmt, toml++'s CMake package) also need their :arm64
-# package in the aarch64 group of scripts/setup.sh for the cross build.
+# Asio, standalone (libasio-dev, header-only, no CMake package): the event loop of the
+# upstream, server and app modules (layer 4 and up; cmake/check_layering.py keeps it there).
+find_path(MOAT_ASIO_INCLUDE_DIR asio.hpp REQUIRED)
+if(NOT TARGET moat::asio)
+    add_library(moat::asio INTERFACE IMPORTED)
+    target_include_directories(moat::asio SYSTEM INTERFACE ${MOAT_ASIO_INCLUDE_DIR})
+    target_compile_definitions(moat::asio INTERFACE ASIO_STANDALONE ASIO_NO_DEPRECATED)
+    target_link_libraries(moat::asio INTERFACE Threads::Threads)
+endif()
+
+# spdlog (libspdlog-dev, with Debian's external fmt; arm64 builds need libspdlog-dev:arm64 and
+# libfmt-dev:arm64) and CLI11 (libcli11-dev, header-only): logging and the command line, app only.
+find_package(spdlog CONFIG REQUIRED)
+find_package(CLI11 CONFIG REQUIRED)
 
 # RE2 (libre2-dev; libre2-dev:arm64 for the aarch64 preset, whose toolchain file points
 # pkg-config at the target's .pc files): the filter module's regex rules, linear-time matching.
