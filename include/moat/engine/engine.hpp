@@ -1,0 +1,116 @@
+// The query pipeline without sockets: bytes of a query in, bytes of an answer out, or a request
+// to forward upstream and, later, the upstream's reply in and the client's answer out.
+//
+//   Pending pending;
+//   auto d = engine.decide(query_bytes, client, out, pending);
+//   switch (d.action) {
+//     case Action::respond: send(out.first(d.size)); break;
+//     case Action::drop:    break;
+//     case Action::forward: upstream(pending.upstream_query, pending.route, ...);   // later:
+//                           d = engine.complete(pending, reply_bytes, out);  // or fail(pending,
+//                           out)
+//   }
+//
+// Per query, in order (docs/daemon.md): parse (FORMERR / drop / NOTIMP) → access control
+// (REFUSED) → EDNS (BADVERS) → localhost and local records → blocklist snapshot → answer cache →
+// private reverse zones → forward. Answers are written with wire::MessageBuilder or copied from
+// the cache into the caller's buffer; UDP answers larger than the client may receive are rebuilt
+// up to a whole record with TC set.
+//
+// Not thread-safe (it reuses scratch buffers): one Engine per event-loop thread. The snapshot
+// publisher and the cache it is given are thread-safe and may be shared. Time comes only from
+// the cache's Clock.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <memory>
+#include <span>
+#include <vector>
+
+#include "moat/cache/cache.hpp"
+#include "moat/cache/cache_key.hpp"
+#include "moat/engine/client.hpp"
+#include "moat/engine/local_zone.hpp"
+#include "moat/engine/options.hpp"
+#include "moat/engine/stats.hpp"
+#include "moat/filter/snapshot.hpp"
+#include "moat/filter/snapshot_publisher.hpp"
+#include "moat/wire/message_view.hpp"
+#include "moat/wire/name.hpp"
+
+namespace moat::engine {
+
+enum class Action : std::uint8_t {
+    respond,  ///< send the `size` octets at the start of `out`
+    drop,     ///< send nothing (not a query, or not even a header)
+    forward,  ///< send Pending::upstream_query upstream, then complete() or fail()
+};
+
+/// What the client's query carried in its OPT record.
+struct ClientEdns {
+    bool present = false;
+    bool dnssec_ok = false;
+    std::uint16_t udp_payload_size = 512;
+};
+
+/// Everything needed to answer a forwarded query later; owns its bytes (the query's buffer is
+/// reused meanwhile).
+struct Pending {
+    std::uint16_t client_id = 0;
+    std::uint16_t client_flags = 0;  ///< the query's flag word (RD and CD are echoed)
+    wire::Name qname;                ///< as the client spelled it (the answer echoes its case)
+    cache::CacheKey key;             ///< lower-cased question + DO (no echo view)
+    ClientEdns edns;
+    Transport transport = Transport::udp;
+    std::size_t route = 0;                     ///< 0: default upstreams; i: conditional route i
+    std::vector<std::uint8_t> upstream_query;  ///< ID 0: the upstream client sets its own
+    filter::Verdict verdict;                   ///< an allow rule that matched, for the log
+};
+
+struct Decision {
+    Action action = Action::drop;
+    Outcome outcome = Outcome::dropped;
+    std::size_t size = 0;     ///< octets of the answer written to `out` (Action::respond)
+    filter::Verdict verdict;  ///< the list rule behind a blocked or allowed outcome
+};
+
+class Engine {
+public:
+    /// `snapshots` must outlive the engine; `cache` may be null (caching off).
+    Engine(EngineOptions options, LocalZone local, const filter::SnapshotPublisher& snapshots,
+           std::shared_ptr<cache::Cache> cache);
+
+    /// `out` should hold 65535 octets (any TCP answer); UDP answers stay within the client's
+    /// limit regardless of its size.
+    Decision decide(std::span<const std::uint8_t> query, const Client& client,
+                    std::span<std::uint8_t> out, Pending& pending);
+    /// The upstream's reply (already matched to the request by ID and question) → the answer.
+    /// An unusable reply gives SERVFAIL.
+    Decision complete(const Pending& pending, std::span<const std::uint8_t> reply,
+                      std::span<std::uint8_t> out);
+    /// Every upstream failed or timed out: serve-stale from the cache if allowed, else SERVFAIL.
+    Decision fail(const Pending& pending, std::span<std::uint8_t> out);
+
+    [[nodiscard]] const Stats& stats() const noexcept { return stats_; }
+    [[nodiscard]] const EngineOptions& options() const noexcept { return options_; }
+    [[nodiscard]] const std::shared_ptr<cache::Cache>& cache() const noexcept { return cache_; }
+
+private:
+    Decision answer_question(const wire::MessageView& view, const Client& client,
+                             std::span<std::uint8_t> out, Pending& pending);
+    [[nodiscard]] bool allowed(const IpAddress& address) const noexcept;
+    [[nodiscard]] std::size_t route_of(std::span<const std::uint8_t> lower_qname) const noexcept;
+    Decision count(Decision d) noexcept;
+
+    EngineOptions options_;
+    LocalZone local_;
+    const filter::SnapshotPublisher& snapshots_;
+    std::shared_ptr<cache::Cache> cache_;
+    std::vector<wire::Name> private_reverse_zones_;
+    std::vector<std::uint8_t> scratch_;    ///< canonical answers and truncation rebuilds
+    std::vector<std::uint8_t> rdata_buf_;  ///< decompressed RDATA of one record
+    Stats stats_;
+};
+
+}  // namespace moat::engine

@@ -1,0 +1,304 @@
+#include "moat/engine/engine.hpp"
+
+#include <algorithm>
+#include <array>
+#include <cstring>
+#include <string_view>
+
+#include "forward_query.hpp"
+#include "moat/core/bytes.hpp"
+#include "moat/wire/header.hpp"
+#include "moat/wire/message_view.hpp"
+#include "query_edns.hpp"
+#include "responses.hpp"
+
+namespace moat::engine {
+namespace {
+
+using wire::Header;
+using wire::Rcode;
+
+constexpr std::uint16_t kAxfr = 252;  // zone transfers are for authoritative servers
+constexpr std::uint16_t kIxfr = 251;
+
+/// True when `name` is `zone` or below it; both lower-cased uncompressed wire names.
+bool is_under(std::span<const std::uint8_t> name, std::span<const std::uint8_t> zone) noexcept {
+    std::size_t pos = 0;
+    while (pos < name.size()) {
+        if (name.size() - pos == zone.size() &&
+            std::equal(zone.begin(), zone.end(), name.begin() + static_cast<std::ptrdiff_t>(pos))) {
+            return true;
+        }
+        if (name[pos] == 0) {
+            break;
+        }
+        pos += name[pos] + 1U;
+    }
+    return false;
+}
+
+wire::Name name_of(std::string_view text) { return *wire::Name::from_text(text); }
+
+/// Reverse zones of addresses that never leave the home (RFC 6303 and RFC 6761 §6.3).
+std::vector<wire::Name> private_reverse_zones() {
+    std::vector<wire::Name> zones;
+    for (std::string_view z :
+         {"10.in-addr.arpa", "168.192.in-addr.arpa", "254.169.in-addr.arpa", "127.in-addr.arpa",
+          "0.in-addr.arpa", "d.f.ip6.arpa", "8.e.f.ip6.arpa", "9.e.f.ip6.arpa", "a.e.f.ip6.arpa",
+          "b.e.f.ip6.arpa"}) {
+        zones.push_back(name_of(z));
+    }
+    for (int octet = 16; octet <= 31; ++octet) {
+        zones.push_back(name_of(std::to_string(octet) + ".172.in-addr.arpa"));
+    }
+    for (int octet = 64; octet <= 127; ++octet) {  // CGNAT 100.64.0.0/10 (RFC 6598)
+        zones.push_back(name_of(std::to_string(octet) + ".100.in-addr.arpa"));
+    }
+    return zones;
+}
+
+const wire::Name& localhost_name() {
+    static const wire::Name name = name_of("localhost");
+    return name;
+}
+
+ReplyTo reply_to(const Pending& p, std::uint16_t our_udp_size) {
+    ReplyTo to;
+    to.id = p.client_id;
+    to.query_flags = p.client_flags;
+    to.qname = p.qname.wire();
+    to.qtype = static_cast<wire::RrType>(p.key.qtype());
+    to.qclass = static_cast<wire::RrClass>(p.key.qclass());
+    to.edns = p.edns;
+    to.our_udp_size = our_udp_size;
+    to.limit = answer_limit(p.transport, p.edns, our_udp_size);
+    return to;
+}
+
+Decision respond(Outcome outcome, std::size_t size) {
+    if (size == 0) {
+        return {Action::drop, Outcome::dropped, 0, {}};
+    }
+    return {Action::respond, outcome, size, {}};
+}
+
+}  // namespace
+
+Engine::Engine(EngineOptions options, LocalZone local, const filter::SnapshotPublisher& snapshots,
+               std::shared_ptr<cache::Cache> cache)
+    : options_(std::move(options)),
+      local_(std::move(local)),
+      snapshots_(snapshots),
+      cache_(std::move(cache)),
+      private_reverse_zones_(private_reverse_zones()) {
+    // The loopback addresses have a name (RFC 6761 §6.3); a config PTR for them wins.
+    if (local_.find(reverse_name(IpAddress::v4_of(127, 0, 0, 1)).wire()) == nullptr) {
+        local_.add_name_record(reverse_name(IpAddress::v4_of(127, 0, 0, 1)), wire::RrType::ptr,
+                               localhost_name());
+    }
+    IpAddress v6_loopback{{}, true};
+    v6_loopback.bytes[15] = 1;
+    if (local_.find(reverse_name(v6_loopback).wire()) == nullptr) {
+        local_.add_name_record(reverse_name(v6_loopback), wire::RrType::ptr, localhost_name());
+    }
+    scratch_.resize(wire::kMaxMessageSize);
+    rdata_buf_.resize(wire::kMaxMessageSize);
+}
+
+bool Engine::allowed(const IpAddress& address) const noexcept {
+    const IpAddress plain = address.unmapped();
+    return std::any_of(options_.allowed_clients.begin(), options_.allowed_clients.end(),
+                       [&](const Cidr& c) { return c.contains(plain); });
+}
+
+std::size_t Engine::route_of(std::span<const std::uint8_t> lower_qname) const noexcept {
+    for (std::size_t i = 0; i < options_.conditional.size(); ++i) {
+        for (const wire::Name& domain : options_.conditional[i].domains) {
+            if (is_under(lower_qname, domain.wire())) {
+                return i + 1;
+            }
+        }
+    }
+    return 0;
+}
+
+Decision Engine::count(Decision d) noexcept {
+    stats_.add(d.outcome);
+    return d;
+}
+
+Decision Engine::decide(std::span<const std::uint8_t> query, const Client& client,
+                        std::span<std::uint8_t> out, Pending& pending) {
+    if (query.size() < wire::kHeaderSize) {
+        return count({Action::drop, Outcome::dropped, 0, {}});  // nothing to answer to
+    }
+    const Header qh = Header::load(query.data());
+    if (qh.qr()) {
+        return count({Action::drop, Outcome::dropped, 0, {}});  // never answer an answer
+    }
+    auto view = wire::MessageView::parse(query);
+    if (!allowed(client.address)) {
+        ReplyTo to;
+        to.id = qh.id;
+        to.query_flags = qh.flags;
+        to.limit = answer_limit(client.transport, {}, options_.udp_payload_size);
+        if (view && view->question() != nullptr) {
+            to.qname = {};
+            wire::Name qname = wire::Name::from_view(view->question()->qname);
+            to.qname = qname.wire();
+            to.qtype = view->question()->qtype;
+            to.qclass = view->question()->qclass;
+            // An EDNS query gets OPT back (RFC 6891 §7), here with EDE 18, Prohibited.
+            if (auto edns = read_query_edns(*view); edns && edns->version == 0) {
+                to.edns = edns->client;
+                to.limit = answer_limit(client.transport, to.edns, options_.udp_payload_size);
+            }
+            return count(respond(Outcome::refused, write_empty(out, to, Rcode::refused, false,
+                                                               ExtendedError::prohibited)));
+        }
+        return count(respond(Outcome::refused, write_header_only(out, qh, Rcode::refused)));
+    }
+    if (!view) {
+        return count(respond(Outcome::formerr, write_header_only(out, qh, Rcode::formerr)));
+    }
+    if (qh.opcode() != wire::Opcode::query || qh.qdcount != 1) {
+        const bool notimp = qh.opcode() != wire::Opcode::query;
+        const Rcode rcode = notimp ? Rcode::notimp : Rcode::formerr;
+        const Outcome outcome = notimp ? Outcome::notimp : Outcome::formerr;
+        return count(respond(outcome, write_header_only(out, qh, rcode)));
+    }
+    return count(answer_question(*view, client, out, pending));
+}
+
+Decision Engine::answer_question(const wire::MessageView& view, const Client& client,
+                                 std::span<std::uint8_t> out, Pending& pending) {
+    const wire::Question& q = *view.question();
+    const Header& qh = view.header();
+    const wire::Name qname = wire::Name::from_view(q.qname);
+    const wire::Name lower = wire::Name::from_view_lower(q.qname);
+
+    ReplyTo to;
+    to.id = qh.id;
+    to.query_flags = qh.flags;
+    to.qname = qname.wire();
+    to.qtype = q.qtype;
+    to.qclass = q.qclass;
+    to.our_udp_size = options_.udp_payload_size;
+    to.limit = answer_limit(client.transport, {}, options_.udp_payload_size);
+
+    auto edns = read_query_edns(view);
+    if (!edns) {
+        return respond(Outcome::formerr, write_empty(out, to, Rcode::formerr));
+    }
+    to.edns = edns->client;
+    to.limit = answer_limit(client.transport, to.edns, options_.udp_payload_size);
+    if (edns->version > 0) {  // RFC 6891 §6.1.3: we speak version 0 only
+        return respond(Outcome::formerr, write_empty(out, to, Rcode::badvers));
+    }
+    if (wire::to_u16(q.qtype) == kAxfr || wire::to_u16(q.qtype) == kIxfr) {
+        return respond(Outcome::notimp, write_empty(out, to, Rcode::notimp));
+    }
+
+    // localhost and its subdomains never leave this host (RFC 6761 §6.3).
+    if (is_under(lower.wire(), localhost_name().wire())) {
+        static const std::vector<LocalRecord> kLoopback = [] {
+            LocalZone zone;
+            IpAddress v6{{}, true};
+            v6.bytes[15] = 1;
+            zone.add_address(localhost_name(), IpAddress::v4_of(127, 0, 0, 1));
+            zone.add_address(localhost_name(), v6);
+            return *zone.find(localhost_name().wire());
+        }();
+        return respond(Outcome::local,
+                       write_local(out, to, kLoopback, nullptr, options_.local_ttl));
+    }
+    if (const auto* records = local_.find(lower.wire())) {
+        return respond(Outcome::local, write_local(out, to, *records, &local_, options_.local_ttl));
+    }
+
+    const std::shared_ptr<const filter::Snapshot> snapshot = snapshots_.current();
+    const filter::Verdict verdict = snapshot->match(q.qname);
+    if (verdict.action == filter::Action::blocked) {
+        Decision d = respond(Outcome::blocked, write_blocked(out, to, options_.blocking));
+        d.verdict = verdict;
+        return d;
+    }
+
+    auto key = cache::CacheKey::from_query(view);
+    if (!key) {
+        return respond(Outcome::formerr, write_empty(out, to, Rcode::formerr));
+    }
+    if (cache_) {
+        if (auto hit = cache_->lookup(*key, qh.id, out)) {
+            const std::size_t size =
+                finish_for_client(out, hit->size, to, ExtendedError::none, scratch_, rdata_buf_);
+            Decision d = respond(Outcome::cached, size);
+            d.verdict = verdict;
+            return d;
+        }
+    }
+
+    const std::size_t route = route_of(lower.wire());
+    if (route == 0 && options_.answer_private_reverse &&
+        std::any_of(private_reverse_zones_.begin(), private_reverse_zones_.end(),
+                    [&](const wire::Name& z) { return is_under(lower.wire(), z.wire()); })) {
+        return respond(Outcome::local, write_empty(out, to, Rcode::nxdomain, true));
+    }
+
+    pending.client_id = qh.id;
+    pending.client_flags = qh.flags;
+    pending.qname = qname;
+    pending.key = cache::CacheKey::make(q.qname, q.qtype, q.qclass, to.edns.dnssec_ok);
+    pending.edns = to.edns;
+    pending.transport = client.transport;
+    pending.route = route;
+    pending.verdict = verdict;
+    const bool pass_ecs = !options_.strip_ecs && !edns->client_subnet.empty();
+    build_forward_query(pending.key, qh.cd(), options_.udp_payload_size,
+                        pass_ecs ? std::span<const std::uint8_t>(edns->client_subnet)
+                                 : std::span<const std::uint8_t>{},
+                        pending.upstream_query);
+    return {Action::forward, Outcome::pending, 0, verdict};
+}
+
+Decision Engine::complete(const Pending& pending, std::span<const std::uint8_t> reply,
+                          std::span<std::uint8_t> out) {
+    const std::size_t n = normalise_reply(reply, pending.key, scratch_, rdata_buf_);
+    if (n == 0 || n > out.size()) {
+        return fail(pending, out);
+    }
+    if (cache_) {
+        (void)cache_->insert(pending.key, std::span(scratch_.data(), n));  // Errc: not cacheable
+    }
+    std::memcpy(out.data(), scratch_.data(), n);
+    store_u16(out.data(), pending.client_id);
+    // The stored question is the lower-cased name; the client gets its own spelling back.
+    std::memcpy(out.data() + wire::kHeaderSize, pending.qname.wire().data(),
+                pending.qname.wire().size());
+    const ReplyTo to = reply_to(pending, options_.udp_payload_size);
+    Decision d =
+        count(respond(Outcome::forwarded,
+                      finish_for_client(out, n, to, ExtendedError::none, scratch_, rdata_buf_)));
+    d.verdict = pending.verdict;
+    return d;
+}
+
+Decision Engine::fail(const Pending& pending, std::span<std::uint8_t> out) {
+    const ReplyTo to = reply_to(pending, options_.udp_payload_size);
+    if (cache_) {
+        if (auto hit =
+                cache_->lookup(pending.key, pending.client_id, out, cache::LookupMode::stale);
+            hit) {
+            std::memcpy(out.data() + wire::kHeaderSize, pending.qname.wire().data(),
+                        pending.qname.wire().size());
+            const ExtendedError ede =
+                hit->stale ? ExtendedError::stale_answer : ExtendedError::none;
+            return count(respond(hit->stale ? Outcome::stale : Outcome::cached,
+                                 finish_for_client(out, hit->size, to, ede, scratch_, rdata_buf_)));
+        }
+    }
+    return count(respond(Outcome::servfail, write_empty(out, to, Rcode::servfail, false,
+                                                        ExtendedError::no_reachable_authority)));
+}
+
+}  // namespace moat::engine

@@ -1,0 +1,46 @@
+#include "query_edns.hpp"
+
+#include "moat/wire/rdata.hpp"
+
+namespace moat::engine {
+
+tl::expected<QueryEdns, wire::WireError> read_query_edns(const wire::MessageView& query) {
+    QueryEdns result;
+    if (query.header().arcount == 0) {
+        return result;  // no OPT possible; the sections before are not needed for EDNS
+    }
+    auto records = query.additional();
+    for (const wire::RecordView& rr : records) {
+        if (rr.type != wire::RrType::opt) {
+            continue;
+        }
+        if (result.client.present || !rr.owner.is_root()) {
+            return tl::unexpected(wire::WireError{wire::Errc::bad_opt, rr.rdata_offset});
+        }
+        auto opt = wire::rdata::read_opt(rr);
+        if (!opt) {
+            return tl::unexpected(opt.error());
+        }
+        result.client.present = true;
+        result.client.dnssec_ok = opt->dnssec_ok;
+        result.client.udp_payload_size = opt->udp_payload_size;
+        result.version = opt->version;
+        for (const wire::rdata::KeyValue kv : opt->options) {
+            if (kv.key == kEdnsOptionClientSubnet && result.client_subnet.empty()) {
+                const auto n = static_cast<std::uint16_t>(kv.value.size());
+                result.client_subnet = {static_cast<std::uint8_t>(kv.key >> 8U),
+                                        static_cast<std::uint8_t>(kv.key & 0xFFU),
+                                        static_cast<std::uint8_t>(n >> 8U),
+                                        static_cast<std::uint8_t>(n & 0xFFU)};
+                result.client_subnet.insert(result.client_subnet.end(), kv.value.begin(),
+                                            kv.value.end());
+            }
+        }
+    }
+    if (records.error()) {
+        return tl::unexpected(*records.error());
+    }
+    return result;
+}
+
+}  // namespace moat::engine

@@ -1,0 +1,295 @@
+#include "responses.hpp"
+
+#include <algorithm>
+#include <array>
+#include <cstring>
+
+#include "moat/core/ascii.hpp"
+#include "moat/core/bytes.hpp"
+#include "moat/wire/message_builder.hpp"
+#include "moat/wire/message_view.hpp"
+#include "moat/wire/record.hpp"
+#include "query_edns.hpp"
+
+namespace moat::engine {
+namespace {
+
+using wire::Header;
+
+constexpr std::uint16_t kOptRecordSize = 11;  // root, type, class, ttl, rdlength
+
+/// Flags of an answer: QR, RA, the query's RD and CD, plus `extra` (AA, AD).
+std::uint16_t answer_flags(std::uint16_t query_flags, std::uint16_t extra) noexcept {
+    return static_cast<std::uint16_t>(Header::kQr | Header::kRa |
+                                      (query_flags & (Header::kRd | Header::kCd)) | extra);
+}
+
+/// An EDE option (code 15, info code, no text) in `buf`; empty span for ExtendedError::none.
+std::span<const std::uint8_t> ede_option(ExtendedError ede, std::array<std::uint8_t, 6>& buf) {
+    if (ede == ExtendedError::none) {
+        return {};
+    }
+    store_u16(buf.data(), kEdnsOptionExtendedError);
+    store_u16(buf.data() + 2, 2);
+    store_u16(buf.data() + 4, static_cast<std::uint16_t>(ede));
+    return buf;
+}
+
+/// A builder over `out` limited to the client's size, header and question written.
+struct Started {
+    wire::MessageBuilder builder;
+    std::array<std::uint8_t, 6> ede_buf{};
+    bool ok = true;
+};
+
+void start(Started& s, const ReplyTo& to, std::uint16_t extra_flags, ExtendedError ede) {
+    s.builder.header().id = to.id;
+    s.builder.header().flags = answer_flags(to.query_flags, extra_flags);
+    if (to.edns.present) {
+        wire::EdnsOptions e;
+        e.udp_payload_size = to.our_udp_size;
+        e.dnssec_ok = to.edns.dnssec_ok;
+        e.options = ede_option(ede, s.ede_buf);
+        s.ok = static_cast<bool>(s.builder.set_edns(e));
+    }
+    s.ok = s.ok && static_cast<bool>(s.builder.add_question(to.qname, to.qtype, to.qclass));
+}
+
+std::size_t finish(Started& s) noexcept {
+    if (!s.ok) {
+        return 0;
+    }
+    auto done = s.builder.finish();
+    return done ? done->size() : 0;
+}
+
+}  // namespace
+
+std::size_t answer_limit(Transport transport, const ClientEdns& edns,
+                         std::uint16_t our_udp_size) noexcept {
+    if (transport == Transport::tcp) {
+        return wire::kMaxMessageSize;
+    }
+    if (!edns.present) {
+        return wire::kClassicUdpSize;
+    }
+    const std::size_t asked = std::max<std::size_t>(edns.udp_payload_size, wire::kClassicUdpSize);
+    return std::min<std::size_t>(asked, std::max<std::size_t>(our_udp_size, wire::kClassicUdpSize));
+}
+
+std::size_t write_header_only(std::span<std::uint8_t> out, const Header& query,
+                              wire::Rcode rcode) noexcept {
+    if (out.size() < wire::kHeaderSize) {
+        return 0;
+    }
+    Header h;
+    h.id = query.id;
+    h.flags = static_cast<std::uint16_t>(Header::kQr | (query.flags & (0x7800U | Header::kRd)));
+    h.set_rcode_low(static_cast<std::uint8_t>(static_cast<unsigned>(rcode) & 0x0FU));
+    h.store(out.data());
+    return wire::kHeaderSize;
+}
+
+std::size_t write_empty(std::span<std::uint8_t> out, const ReplyTo& to, wire::Rcode rcode, bool aa,
+                        ExtendedError ede) noexcept {
+    Started s{wire::MessageBuilder(out, to.limit)};
+    start(s, to, aa ? Header::kAa : 0, ede);
+    s.builder.set_rcode(rcode);
+    return finish(s);
+}
+
+std::size_t write_blocked(std::span<std::uint8_t> out, const ReplyTo& to,
+                          const BlockingOptions& blocking) noexcept {
+    switch (blocking.mode) {
+        case BlockingMode::nxdomain:
+            return write_empty(out, to, wire::Rcode::nxdomain, false, ExtendedError::blocked);
+        case BlockingMode::refused:
+            return write_empty(out, to, wire::Rcode::refused, false, ExtendedError::blocked);
+        case BlockingMode::null_ip:
+        case BlockingMode::custom: break;
+    }
+    Started s{wire::MessageBuilder(out, to.limit)};
+    start(s, to, 0, ExtendedError::blocked);
+    const bool custom = blocking.mode == BlockingMode::custom;
+    const bool in_class = to.qclass == wire::RrClass::in;
+    if (s.ok && in_class && to.qtype == wire::RrType::a) {
+        const auto& b = custom ? blocking.custom_ipv4.bytes : IpAddress{}.bytes;
+        s.ok = static_cast<bool>(s.builder.add_record(wire::Section::answer, to.qname,
+                                                      wire::RrType::a, to_u16(wire::RrClass::in),
+                                                      blocking.ttl, std::span(b.data(), 4)));
+    } else if (s.ok && in_class && to.qtype == wire::RrType::aaaa) {
+        const auto& b = custom ? blocking.custom_ipv6.bytes : IpAddress{}.bytes;
+        s.ok = static_cast<bool>(s.builder.add_record(wire::Section::answer, to.qname,
+                                                      wire::RrType::aaaa, to_u16(wire::RrClass::in),
+                                                      blocking.ttl, std::span(b.data(), 16)));
+    }
+    return finish(s);
+}
+
+std::size_t write_local(std::span<std::uint8_t> out, const ReplyTo& to,
+                        const std::vector<LocalRecord>& records, const LocalZone* zone,
+                        std::uint32_t ttl) noexcept {
+    Started s{wire::MessageBuilder(out, to.limit)};
+    start(s, to, Header::kAa, ExtendedError::none);
+    const bool any = to.qtype == wire::RrType::any;
+    const std::vector<LocalRecord>* current = &records;
+    std::span<const std::uint8_t> owner = to.qname;
+    // Follow at most 8 local CNAMEs: a loop in the config must not loop here.
+    for (int hop = 0; hop < 8 && current != nullptr && s.ok; ++hop) {
+        const LocalRecord* cname = nullptr;
+        bool matched = false;
+        for (const LocalRecord& r : *current) {
+            if (any || r.type == to.qtype) {
+                s.ok = s.ok && static_cast<bool>(
+                                   s.builder.add_record(wire::Section::answer, owner, r.type,
+                                                        to_u16(wire::RrClass::in), ttl, r.rdata));
+                matched = true;
+            } else if (r.type == wire::RrType::cname) {
+                cname = &r;
+            }
+        }
+        if (matched || cname == nullptr) {
+            break;
+        }
+        s.ok = s.ok && static_cast<bool>(
+                           s.builder.add_record(wire::Section::answer, owner, wire::RrType::cname,
+                                                to_u16(wire::RrClass::in), ttl, cname->rdata));
+        owner = cname->rdata;  // a CNAME's RDATA is the target's uncompressed wire name
+        // The zone is keyed by lower-cased names; the target keeps the case it was written in.
+        std::array<std::uint8_t, wire::kMaxNameLength> lower{};
+        const std::size_t n = std::min(owner.size(), lower.size());
+        std::transform(owner.begin(), owner.begin() + static_cast<std::ptrdiff_t>(n), lower.begin(),
+                       [](std::uint8_t c) { return ascii_lower(c); });
+        current = zone != nullptr ? zone->find(std::span(lower.data(), n)) : nullptr;
+    }
+    return finish(s);
+}
+
+std::size_t finish_for_client(std::span<std::uint8_t> out, std::size_t size, const ReplyTo& to,
+                              ExtendedError ede, std::vector<std::uint8_t>& scratch,
+                              std::vector<std::uint8_t>& rdata) noexcept {
+    if (size < wire::kHeaderSize || size > out.size()) {
+        return 0;
+    }
+    Header h = Header::load(out.data());
+    // AD only for clients that asked for DNSSEC data or set AD themselves (RFC 6840 §5.8).
+    const bool wants_ad = to.edns.dnssec_ok || (to.query_flags & Header::kAd) != 0;
+    const auto kept_bits =
+        static_cast<std::uint16_t>(Header::kAa | 0x000FU | 0x7800U | (wants_ad ? Header::kAd : 0U));
+    const auto kept = static_cast<std::uint16_t>(h.flags & kept_bits);
+    h.flags = answer_flags(to.query_flags, kept);
+    h.store(out.data());
+    std::array<std::uint8_t, 6> ede_buf{};
+    const auto ede_bytes = ede_option(ede, ede_buf);
+    const std::size_t opt_size = to.edns.present ? kOptRecordSize + ede_bytes.size() : 0;
+    if (size + opt_size <= to.limit) {
+        if (to.edns.present) {
+            std::uint8_t* p = out.data() + size;
+            p[0] = 0;  // root owner
+            store_u16(p + 1, to_u16(wire::RrType::opt));
+            store_u16(p + 3, to.our_udp_size);
+            store_u32(p + 5, to.edns.dnssec_ok ? 0x8000U : 0U);
+            store_u16(p + 9, static_cast<std::uint16_t>(ede_bytes.size()));
+            if (!ede_bytes.empty()) {
+                std::memcpy(p + kOptRecordSize, ede_bytes.data(), ede_bytes.size());
+            }
+            h.arcount = static_cast<std::uint16_t>(h.arcount + 1);
+            h.store(out.data());
+        }
+        return size + opt_size;
+    }
+    // Too big for this client: rebuild up to the last whole record that fits; the builder sets
+    // TC when an answer or authority record had to go (RFC 2181 §9).
+    auto view = wire::MessageView::parse(out.first(size));
+    if (!view || view->question() == nullptr) {
+        return 0;
+    }
+    scratch.resize(wire::kMaxMessageSize);
+    wire::MessageBuilder b(std::span<std::uint8_t>(scratch), to.limit);
+    b.header().id = h.id;
+    b.header().flags = h.flags;
+    if (to.edns.present) {
+        wire::EdnsOptions e;
+        e.udp_payload_size = to.our_udp_size;
+        e.dnssec_ok = to.edns.dnssec_ok;
+        e.options = ede_bytes;
+        if (!b.set_edns(e)) {
+            return 0;
+        }
+    }
+    if (!b.add_question(to.qname, to.qtype, to.qclass)) {
+        return 0;
+    }
+    b.set_rcode(static_cast<wire::Rcode>(h.rcode_low()));
+    rdata.resize(wire::kMaxMessageSize);
+    std::array<std::uint8_t, wire::kMaxNameLength> owner{};
+    for (const wire::RecordView& rr : view->records()) {
+        if (rr.type == wire::RrType::opt) {
+            continue;  // ours is written by finish()
+        }
+        const std::size_t owner_length = rr.owner.copy_to(owner.data());
+        auto n = wire::decompress_rdata(rr, rdata);
+        if (!n) {
+            return 0;
+        }
+        const wire::Status added =
+            b.add_record(rr.section, std::span(owner.data(), owner_length), rr.type, rr.rclass,
+                         rr.ttl, std::span(rdata.data(), *n));
+        if (!added) {
+            if (added.error().code == wire::Errc::truncated) {
+                break;
+            }
+            return 0;
+        }
+    }
+    auto done = b.finish();
+    if (!done || done->size() > out.size()) {
+        return 0;
+    }
+    std::memcpy(out.data(), done->data(), done->size());
+    return done->size();
+}
+
+std::size_t normalise_reply(std::span<const std::uint8_t> reply, const cache::CacheKey& key,
+                            std::vector<std::uint8_t>& scratch,
+                            std::vector<std::uint8_t>& rdata) noexcept {
+    auto view = wire::MessageView::parse(reply);
+    if (!view || !view->header().qr() || view->header().qdcount != 1) {
+        return 0;
+    }
+    scratch.resize(wire::kMaxMessageSize);
+    rdata.resize(wire::kMaxMessageSize);
+    wire::MessageBuilder b(std::span<std::uint8_t>(scratch), wire::kMaxMessageSize);
+    const Header& up = view->header();
+    b.header().id = 0;
+    b.header().flags = static_cast<std::uint16_t>(Header::kQr | Header::kRa | Header::kRd |
+                                                  (up.flags & (Header::kAa | Header::kAd)));
+    b.set_rcode(static_cast<wire::Rcode>(up.rcode_low()));
+    if (!b.add_question(key.name(), static_cast<wire::RrType>(key.qtype()),
+                        static_cast<wire::RrClass>(key.qclass()))) {
+        return 0;
+    }
+    std::array<std::uint8_t, wire::kMaxNameLength> owner{};
+    auto records = view->records();
+    for (const wire::RecordView& rr : records) {
+        if (rr.type == wire::RrType::opt) {
+            continue;
+        }
+        const std::size_t owner_length = rr.owner.copy_to(owner.data());
+        auto n = wire::decompress_rdata(rr, rdata);
+        if (!n) {
+            return 0;
+        }
+        if (!b.add_record(rr.section, std::span(owner.data(), owner_length), rr.type, rr.rclass,
+                          rr.ttl, std::span(rdata.data(), *n))) {
+            return 0;
+        }
+    }
+    if (records.error()) {
+        return 0;
+    }
+    auto done = b.finish();
+    return done ? done->size() : 0;
+}
+
+}  // namespace moat::engine
