@@ -1,0 +1,76 @@
+// Sends queries to upstream resolvers over UDP (TCP when the answer is truncated) and hands back
+// the first acceptable answer.
+//
+// Per query: a fresh random 16-bit ID from the kernel's CSPRNG and a fresh socket on a random
+// source port; an answer counts only when it comes from the server's address and port, carries
+// that ID and the same question (name case-insensitively, type, class). Anything else is ignored
+// and counted (Stats::ignored), which keeps blind spoofing as hard as the ID and port allow.
+// Servers are tried per the strategy; an attempt that times out or answers SERVFAIL, REFUSED,
+// NOTIMP or FORMERR moves to the next server, while earlier attempts stay open so a late answer
+// still wins. After total_timeout, or when every server has failed, the query fails.
+// Identical questions in flight (same route, same query bytes apart from the ID) share one
+// upstream query.
+//
+// Runs on one asio::io_context, from its thread only. Callbacks run on that thread; the reply
+// span is valid during the call only.
+#pragma once
+
+#include <asio/io_context.hpp>
+#include <cstddef>
+#include <functional>
+#include <memory>
+#include <span>
+#include <string>
+#include <unordered_map>
+#include <vector>
+
+#include "moat/upstream/options.hpp"
+#include "moat/upstream/stats.hpp"
+
+namespace moat::upstream {
+
+struct Result {
+    bool ok = false;
+    std::span<const std::uint8_t> reply;  ///< the answer (ok only)
+    std::string server;                   ///< "ADDR:PORT" of the server that answered (ok only)
+};
+
+using Callback = std::function<void(const Result&)>;
+
+class RouteState;
+class Flight;
+
+class Forwarder {
+public:
+    Forwarder(asio::io_context& io, Options options);
+    ~Forwarder();
+    Forwarder(const Forwarder&) = delete;
+    Forwarder& operator=(const Forwarder&) = delete;
+
+    /// Forwards `query` (a complete DNS query; its ID is replaced) on `route`. `done` runs
+    /// exactly once, later (never inside this call).
+    void forward(std::span<const std::uint8_t> query, std::size_t route, Callback done);
+
+    /// New servers and timeouts for queries from now on; queries in flight finish as they began.
+    /// Servers that stay keep their health and RTT history.
+    void reconfigure(Options options);
+
+    /// Fails every query in flight now (shutdown).
+    void cancel_all();
+
+    [[nodiscard]] std::size_t in_flight() const noexcept { return flights_.size(); }
+    [[nodiscard]] const Stats& stats() const noexcept { return *stats_; }
+    [[nodiscard]] const Options& options() const noexcept { return options_; }
+
+private:
+    friend class Flight;
+    void finished(const std::string& key);
+
+    asio::io_context& io_;
+    Options options_;
+    std::vector<std::shared_ptr<RouteState>> routes_;
+    std::unordered_map<std::string, std::shared_ptr<Flight>> flights_;
+    std::shared_ptr<Stats> stats_;
+};
+
+}  // namespace moat::upstream

@@ -1,0 +1,296 @@
+#include "flight.hpp"
+
+#include <spdlog/spdlog.h>
+
+#include <asio/connect.hpp>
+#include <asio/read.hpp>
+#include <asio/write.hpp>
+
+#include "moat/core/bytes.hpp"
+#include "reply_match.hpp"
+
+namespace moat::upstream {
+namespace {
+
+asio::ip::address to_asio(const IpAddress& ip) {
+    if (ip.v6) {
+        asio::ip::address_v6::bytes_type b{};
+        std::copy(ip.bytes.begin(), ip.bytes.end(), b.begin());
+        return asio::ip::address_v6(b);
+    }
+    return asio::ip::address_v4({ip.bytes[0], ip.bytes[1], ip.bytes[2], ip.bytes[3]});
+}
+
+std::chrono::microseconds micros_since(std::chrono::steady_clock::time_point t) {
+    return std::chrono::duration_cast<std::chrono::microseconds>(std::chrono::steady_clock::now() -
+                                                                 t);
+}
+
+}  // namespace
+
+Flight::Flight(Forwarder& owner, asio::io_context& io, std::shared_ptr<RouteState> route,
+               const Options& options, std::vector<std::uint8_t> query, std::string key,
+               RandomSource& random, std::shared_ptr<Stats> stats)
+    : owner_(&owner),
+      io_(io),
+      route_(std::move(route)),
+      options_(options),
+      query_(std::move(query)),
+      key_(std::move(key)),
+      random_(random),
+      stats_(std::move(stats)),
+      total_timer_(io),
+      attempt_timer_(io) {}
+
+void Flight::start() {
+    if (done_) {
+        return;
+    }
+    order_ = route_->order(options_.strategy, random_, Clock::now());
+    total_timer_.expires_after(options_.total_timeout);
+    total_timer_.async_wait([self = shared_from_this()](const std::error_code& ec) {
+        if (!ec && !self->done_) {
+            spdlog::debug("upstream: total timeout for a query");
+            self->finish(false, {}, {});
+        }
+    });
+    next_attempt();
+}
+
+std::vector<std::uint8_t> Flight::with_new_id() {
+    std::vector<std::uint8_t> q = query_;
+    store_u16(q.data(), random_.next_u16());
+    return q;
+}
+
+void Flight::arm_attempt_timer() {
+    const std::uint64_t generation = ++timer_generation_;
+    attempt_timer_.expires_after(options_.timeout);
+    attempt_timer_.async_wait([self = shared_from_this(), generation](const std::error_code& ec) {
+        if (ec || self->done_ || generation != self->timer_generation_) {
+            return;
+        }
+        Stats::bump(self->stats_->timeouts);
+        spdlog::debug("upstream: {} did not answer in time",
+                      self->route_->servers()[self->current_server_].text);
+        self->route_->failed(
+            self->current_server_, Clock::now(),
+            std::chrono::duration_cast<std::chrono::microseconds>(self->options_.timeout));
+        self->next_attempt();
+    });
+}
+
+void Flight::next_attempt() {
+    while (!done_ && next_ < order_.size()) {
+        const std::size_t server = order_[next_++];
+        if (start_udp(server)) {
+            current_server_ = server;
+            arm_attempt_timer();
+            return;
+        }
+        route_->failed(server, Clock::now(), {});
+    }
+    if (!done_) {
+        finish(false, {}, {});  // every server tried
+    }
+}
+
+bool Flight::start_udp(std::size_t server) {
+    const ServerAddress& addr = route_->servers()[server].address;
+    auto a = std::make_unique<UdpAttempt>(io_);
+    a->server = {to_asio(addr.address), addr.port};
+    a->server_index = server;
+    a->sent = with_new_id();
+    a->buffer.resize(65535);
+    std::error_code ec;
+    a->socket.open(addr.address.v6 ? asio::ip::udp::v6() : asio::ip::udp::v4(), ec);
+    if (!ec) {  // port 0: the kernel picks a random ephemeral source port
+        a->socket.bind({addr.address.v6 ? asio::ip::udp::v6() : asio::ip::udp::v4(), 0}, ec);
+    }
+    if (!ec) {
+        a->started = Clock::now();
+        a->socket.send_to(asio::buffer(a->sent), a->server, 0, ec);
+    }
+    if (ec) {
+        spdlog::debug("upstream: cannot send to {}: {}", route_->servers()[server].text,
+                      ec.message());
+        return false;
+    }
+    Stats::bump(stats_->sent);
+    udp_.push_back(std::move(a));
+    receive(*udp_.back());
+    return true;
+}
+
+void Flight::receive(UdpAttempt& a) {
+    a.socket.async_receive_from(
+        asio::buffer(a.buffer), a.from,
+        [self = shared_from_this(), &a](const std::error_code& ec, std::size_t n) {
+            if (!ec && !self->done_ && a.open) {
+                self->on_datagram(a, n);
+            }
+        });
+}
+
+void Flight::on_datagram(UdpAttempt& a, std::size_t n) {
+    const std::string& text = route_->servers()[a.server_index].text;
+    if (a.from != a.server) {
+        Stats::bump(stats_->ignored);
+        spdlog::debug("upstream: ignored a datagram from {}:{} (expected {})",
+                      a.from.address().to_string(), a.from.port(), text);
+        receive(a);
+        return;
+    }
+    const std::span<const std::uint8_t> reply(a.buffer.data(), n);
+    const ReplyCheck check = check_reply(a.sent, reply);
+    switch (check) {
+        case ReplyCheck::accept:
+            route_->succeeded(a.server_index, micros_since(a.started));
+            finish(true, reply, text);
+            return;
+        case ReplyCheck::truncated:
+            Stats::bump(stats_->tcp_retries);
+            spdlog::debug("upstream: {} truncated the answer; retrying over TCP", text);
+            a.open = false;
+            a.socket.close();
+            start_tcp(a.server_index);
+            if (a.server_index == current_server_) {
+                arm_attempt_timer();
+            }
+            return;
+        case ReplyCheck::error_rcode:
+            Stats::bump(stats_->error_rcodes);
+            spdlog::debug("upstream: {} answered with an error rcode", text);
+            a.open = false;
+            a.socket.close();
+            attempt_failed(a.server_index, a.server_index == current_server_);
+            return;
+        case ReplyCheck::wrong_id:
+        case ReplyCheck::wrong_question:
+        case ReplyCheck::malformed:
+            Stats::bump(stats_->ignored);
+            spdlog::debug("upstream: ignored an answer from {}: {}", text, to_text(check));
+            receive(a);
+            return;
+    }
+}
+
+void Flight::start_tcp(std::size_t server) {
+    const ServerAddress& addr = route_->servers()[server].address;
+    auto owned = std::make_unique<TcpAttempt>(io_);
+    TcpAttempt& a = *owned;
+    tcp_.push_back(std::move(owned));
+    a.server_index = server;
+    const std::vector<std::uint8_t> q = with_new_id();
+    a.framed.resize(2 + q.size());
+    store_u16(a.framed.data(), static_cast<std::uint16_t>(q.size()));
+    std::copy(q.begin(), q.end(), a.framed.begin() + 2);
+    a.started = Clock::now();
+    Stats::bump(stats_->sent);
+    auto self = shared_from_this();
+    auto fail = [self, &a](const std::error_code& ec) {
+        if (self->done_ || !a.open) {
+            return;
+        }
+        spdlog::debug("upstream: TCP to {} failed: {}",
+                      self->route_->servers()[a.server_index].text, ec.message());
+        a.open = false;
+        a.socket.close();
+        self->attempt_failed(a.server_index, a.server_index == self->current_server_);
+    };
+    a.socket.async_connect({to_asio(addr.address), addr.port}, [self, &a,
+                                                                fail](const std::error_code& ec) {
+        if (ec) {
+            fail(ec);
+            return;
+        }
+        asio::async_write(a.socket, asio::buffer(a.framed),
+                          [self, &a, fail](const std::error_code& wec, std::size_t /*n*/) {
+                              if (wec) {
+                                  fail(wec);
+                                  return;
+                              }
+                              asio::async_read(
+                                  a.socket, asio::buffer(a.length),
+                                  [self, &a, fail](const std::error_code& lec, std::size_t /*n*/) {
+                                      if (lec) {
+                                          fail(lec);
+                                          return;
+                                      }
+                                      a.body.resize(load_u16(a.length.data()));
+                                      asio::async_read(a.socket, asio::buffer(a.body),
+                                                       [self, &a, fail](const std::error_code& bec,
+                                                                        std::size_t /*n*/) {
+                                                           if (bec) {
+                                                               fail(bec);
+                                                               return;
+                                                           }
+                                                           if (!self->done_ && a.open) {
+                                                               self->on_tcp_reply(a);
+                                                           }
+                                                       });
+                                  });
+                          });
+    });
+}
+
+void Flight::on_tcp_reply(TcpAttempt& a) {
+    const std::span<const std::uint8_t> sent(a.framed.data() + 2, a.framed.size() - 2);
+    const ReplyCheck check = check_reply(sent, a.body);
+    const std::string& text = route_->servers()[a.server_index].text;
+    if (check == ReplyCheck::accept) {
+        route_->succeeded(a.server_index, micros_since(a.started));
+        finish(true, a.body, text);
+        return;
+    }
+    if (check == ReplyCheck::error_rcode) {
+        Stats::bump(stats_->error_rcodes);
+    } else {
+        Stats::bump(stats_->ignored);
+    }
+    spdlog::debug("upstream: TCP answer from {} not used: {}", text, to_text(check));
+    a.open = false;
+    a.socket.close();
+    attempt_failed(a.server_index, a.server_index == current_server_);
+}
+
+void Flight::attempt_failed(std::size_t server, bool was_current) {
+    route_->failed(server, Clock::now(), {});
+    if (was_current) {
+        ++timer_generation_;  // the running timer belongs to the attempt that just ended
+        attempt_timer_.cancel();
+        next_attempt();
+    }
+}
+
+void Flight::finish(bool ok, std::span<const std::uint8_t> reply, const std::string& server) {
+    if (done_) {
+        return;
+    }
+    done_ = true;
+    auto keep_alive = shared_from_this();
+    total_timer_.cancel();
+    attempt_timer_.cancel();
+    for (auto& a : udp_) {
+        a->open = false;
+        std::error_code ignored;
+        a->socket.close(ignored);
+    }
+    for (auto& a : tcp_) {
+        a->open = false;
+        std::error_code ignored;
+        a->socket.close(ignored);
+    }
+    Stats::bump(ok ? stats_->answered : stats_->failed);
+    std::vector<Callback> waiters = std::move(waiters_);
+    if (owner_ != nullptr) {
+        owner_->finished(key_);
+        owner_ = nullptr;
+    }
+    const Result result{ok, reply, server};
+    for (Callback& w : waiters) {
+        w(result);
+    }
+}
+
+}  // namespace moat::upstream

@@ -1,0 +1,90 @@
+// One question on its way upstream: the attempts on each server in turn (UDP, then TCP when the
+// answer was truncated), their timers, and the callers waiting for the answer.
+#pragma once
+
+#include <array>
+#include <asio/io_context.hpp>
+#include <asio/ip/tcp.hpp>
+#include <asio/ip/udp.hpp>
+#include <asio/steady_timer.hpp>
+#include <chrono>
+#include <cstdint>
+#include <memory>
+#include <span>
+#include <string>
+#include <vector>
+
+#include "moat/upstream/forwarder.hpp"
+#include "random_source.hpp"
+#include "route_state.hpp"
+
+namespace moat::upstream {
+
+class Flight : public std::enable_shared_from_this<Flight> {
+public:
+    Flight(Forwarder& owner, asio::io_context& io, std::shared_ptr<RouteState> route,
+           const Options& options, std::vector<std::uint8_t> query, std::string key,
+           RandomSource& random, std::shared_ptr<Stats> stats);
+
+    void add_waiter(Callback done) { waiters_.push_back(std::move(done)); }
+    void start();
+    /// Fails the query now (the owner is shutting down).
+    void cancel() { finish(false, {}, {}); }
+
+private:
+    using Clock = std::chrono::steady_clock;
+
+    struct UdpAttempt {
+        explicit UdpAttempt(asio::io_context& io) : socket(io) {}
+        asio::ip::udp::socket socket;
+        asio::ip::udp::endpoint server;
+        asio::ip::udp::endpoint from;
+        std::size_t server_index = 0;
+        std::vector<std::uint8_t> sent;
+        std::vector<std::uint8_t> buffer;
+        Clock::time_point started;
+        bool open = true;
+    };
+    struct TcpAttempt {
+        explicit TcpAttempt(asio::io_context& io) : socket(io) {}
+        asio::ip::tcp::socket socket;
+        std::size_t server_index = 0;
+        std::vector<std::uint8_t> framed;  ///< two-octet length + query
+        std::array<std::uint8_t, 2> length{};
+        std::vector<std::uint8_t> body;
+        Clock::time_point started;
+        bool open = true;
+    };
+
+    void next_attempt();
+    bool start_udp(std::size_t server);
+    void receive(UdpAttempt& a);
+    void on_datagram(UdpAttempt& a, std::size_t n);
+    void start_tcp(std::size_t server);
+    void on_tcp_reply(TcpAttempt& a);
+    void attempt_failed(std::size_t server, bool was_current);
+    void arm_attempt_timer();
+    std::vector<std::uint8_t> with_new_id();
+    void finish(bool ok, std::span<const std::uint8_t> reply, const std::string& server);
+
+    Forwarder* owner_;
+    asio::io_context& io_;
+    std::shared_ptr<RouteState> route_;
+    Options options_;
+    std::vector<std::uint8_t> query_;
+    std::string key_;
+    RandomSource& random_;
+    std::shared_ptr<Stats> stats_;
+    std::vector<Callback> waiters_;
+    std::vector<std::size_t> order_;
+    std::size_t next_ = 0;            ///< next index into order_
+    std::size_t current_server_ = 0;  ///< server of the attempt the timer runs for
+    std::uint64_t timer_generation_ = 0;
+    asio::steady_timer total_timer_;
+    asio::steady_timer attempt_timer_;
+    std::vector<std::unique_ptr<UdpAttempt>> udp_;
+    std::vector<std::unique_ptr<TcpAttempt>> tcp_;
+    bool done_ = false;
+};
+
+}  // namespace moat::upstream

@@ -1,0 +1,81 @@
+#include "moat/upstream/forwarder.hpp"
+
+#include <asio/post.hpp>
+
+#include "flight.hpp"
+#include "random_source.hpp"
+#include "route_state.hpp"
+
+namespace moat::upstream {
+namespace {
+
+RandomSource& random_source() {
+    static RandomSource source;  // the event loop's thread only
+    return source;
+}
+
+std::vector<std::shared_ptr<RouteState>> make_routes(
+    const Options& options, const std::vector<std::shared_ptr<RouteState>>& previous) {
+    std::vector<std::shared_ptr<RouteState>> routes;
+    for (std::size_t i = 0; i < options.routes.size(); ++i) {
+        const RouteState* old = i < previous.size() ? previous[i].get() : nullptr;
+        routes.push_back(std::make_shared<RouteState>(options.routes[i], old));
+    }
+    return routes;
+}
+
+}  // namespace
+
+Forwarder::Forwarder(asio::io_context& io, Options options)
+    : io_(io),
+      options_(std::move(options)),
+      routes_(make_routes(options_, {})),
+      stats_(std::make_shared<Stats>()) {}
+
+Forwarder::~Forwarder() { cancel_all(); }
+
+void Forwarder::forward(std::span<const std::uint8_t> query, std::size_t route, Callback done) {
+    Stats::bump(stats_->queries);
+    const bool routable =
+        route < routes_.size() && !routes_[route]->servers().empty() && query.size() >= 12;
+    if (!routable || flights_.size() >= options_.max_in_flight) {
+        if (routable) {
+            Stats::bump(stats_->overloaded);
+        }
+        Stats::bump(stats_->failed);
+        asio::post(io_, [done = std::move(done)] { done(Result{}); });
+        return;
+    }
+    // Identical questions share one upstream query: the key is the route and every byte of the
+    // query after the ID (name, type, class, DO, options).
+    std::string key = std::to_string(route) + '/';
+    key.append(reinterpret_cast<const char*>(query.data()) + 2, query.size() - 2);
+    if (const auto it = flights_.find(key); it != flights_.end()) {
+        Stats::bump(stats_->coalesced);
+        it->second->add_waiter(std::move(done));
+        return;
+    }
+    auto flight = std::make_shared<Flight>(*this, io_, routes_[route], options_,
+                                           std::vector<std::uint8_t>(query.begin(), query.end()),
+                                           key, random_source(), stats_);
+    flight->add_waiter(std::move(done));
+    flights_.emplace(std::move(key), flight);
+    asio::post(io_, [flight] { flight->start(); });
+}
+
+void Forwarder::reconfigure(Options options) {
+    options_ = std::move(options);
+    routes_ = make_routes(options_, routes_);
+}
+
+void Forwarder::cancel_all() {
+    auto flights = std::move(flights_);
+    flights_.clear();
+    for (auto& [key, flight] : flights) {
+        flight->cancel();
+    }
+}
+
+void Forwarder::finished(const std::string& key) { flights_.erase(key); }
+
+}  // namespace moat::upstream

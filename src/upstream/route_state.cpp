@@ -1,0 +1,67 @@
+#include "route_state.hpp"
+
+#include <algorithm>
+#include <numeric>
+
+namespace moat::upstream {
+
+namespace {
+std::string text_of(const ServerAddress& a) {
+    return a.address.v6 ? "[" + a.address.to_text() + "]:" + std::to_string(a.port)
+                        : a.address.to_text() + ":" + std::to_string(a.port);
+}
+}  // namespace
+
+RouteState::RouteState(const Route& route, const RouteState* previous) {
+    for (const ServerAddress& a : route.servers) {
+        ServerState s{a, text_of(a), {}, 0, {}};
+        if (previous != nullptr) {
+            for (const ServerState& old : previous->servers_) {
+                if (old.address == a) {
+                    s = old;
+                }
+            }
+        }
+        servers_.push_back(s);
+    }
+}
+
+bool RouteState::resting(const ServerState& s,
+                         std::chrono::steady_clock::time_point now) const noexcept {
+    return s.consecutive_failures >= kFailuresToRest && now - s.last_failure < kRestTime;
+}
+
+std::vector<std::size_t> RouteState::order(Strategy strategy, RandomSource& random,
+                                           std::chrono::steady_clock::time_point now) const {
+    std::vector<std::size_t> idx(servers_.size());
+    std::iota(idx.begin(), idx.end(), std::size_t{0});
+    // Resting servers go last (still tried if every other one fails), in config order.
+    auto healthy_end = std::stable_partition(
+        idx.begin(), idx.end(), [&](std::size_t i) { return !resting(servers_[i], now); });
+    if (strategy == Strategy::fastest && idx.begin() != healthy_end) {
+        std::stable_sort(idx.begin(), healthy_end, [&](std::size_t a, std::size_t b) {
+            return servers_[a].srtt < servers_[b].srtt;  // unmeasured (0) first: probes them
+        });
+        const auto healthy = static_cast<std::size_t>(healthy_end - idx.begin());
+        if (healthy > 1 && random.below(kProbeOneIn) == 0) {
+            std::swap(idx[0], idx[1 + random.below(healthy - 1)]);
+        }
+    }
+    return idx;
+}
+
+void RouteState::succeeded(std::size_t server, std::chrono::microseconds rtt) noexcept {
+    ServerState& s = servers_[server];
+    s.srtt = s.srtt.count() == 0 ? rtt : (s.srtt * 7 + rtt) / 8;  // RFC 6298-style smoothing
+    s.consecutive_failures = 0;
+}
+
+void RouteState::failed(std::size_t server, std::chrono::steady_clock::time_point now,
+                        std::chrono::microseconds penalty) noexcept {
+    ServerState& s = servers_[server];
+    ++s.consecutive_failures;
+    s.last_failure = now;
+    s.srtt = std::max(s.srtt, penalty);
+}
+
+}  // namespace moat::upstream

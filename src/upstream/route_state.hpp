@@ -1,0 +1,49 @@
+// The servers of one route with what we learnt about them: smoothed RTT and recent failures.
+// The order of servers for each new query follows the strategy.
+#pragma once
+
+#include <chrono>
+#include <cstddef>
+#include <string>
+#include <vector>
+
+#include "moat/upstream/options.hpp"
+#include "random_source.hpp"
+
+namespace moat::upstream {
+
+struct ServerState {
+    ServerAddress address;
+    std::string text;                   ///< "ADDR:PORT" for logs
+    std::chrono::microseconds srtt{0};  ///< 0: not measured yet
+    unsigned consecutive_failures = 0;
+    std::chrono::steady_clock::time_point last_failure{};
+};
+
+class RouteState {
+public:
+    /// Keeps the history of servers present in `previous` (may be null).
+    RouteState(const Route& route, const RouteState* previous);
+
+    /// Indexes into servers() in the order to try them for one query.
+    std::vector<std::size_t> order(Strategy strategy, RandomSource& random,
+                                   std::chrono::steady_clock::time_point now) const;
+    void succeeded(std::size_t server, std::chrono::microseconds rtt) noexcept;
+    void failed(std::size_t server, std::chrono::steady_clock::time_point now,
+                std::chrono::microseconds penalty) noexcept;
+
+    [[nodiscard]] const std::vector<ServerState>& servers() const noexcept { return servers_; }
+
+    /// Failures in a row after which a server is tried last, for kRestTime.
+    static constexpr unsigned kFailuresToRest = 3;
+    static constexpr std::chrono::seconds kRestTime{10};
+    /// One query in kProbeOneIn tries a random other server first under `fastest`.
+    static constexpr std::size_t kProbeOneIn = 20;
+
+private:
+    [[nodiscard]] bool resting(const ServerState& s,
+                               std::chrono::steady_clock::time_point now) const noexcept;
+    std::vector<ServerState> servers_;
+};
+
+}  // namespace moat::upstream
