@@ -1,0 +1,261 @@
+#include "daemon.hpp"
+
+#include <spdlog/spdlog.h>
+
+#include <asio/io_context.hpp>
+#include <asio/post.hpp>
+#include <asio/signal_set.hpp>
+#include <asio/steady_timer.hpp>
+#include <csignal>
+#include <memory>
+#include <thread>
+#include <tl/expected.hpp>
+
+#include "embedded.hpp"
+#include "lists.hpp"
+#include "logging.hpp"
+#include "moat/cache/cache.hpp"
+#include "moat/config/loader.hpp"
+#include "moat/core/clock.hpp"
+#include "moat/engine/engine.hpp"
+#include "moat/filter/snapshot_publisher.hpp"
+#include "moat/server/query_path.hpp"
+#include "moat/server/server.hpp"
+#include "moat/upstream/forwarder.hpp"
+#include "wiring.hpp"
+
+namespace moat::app {
+namespace {
+
+constexpr int kExitConfig = 78;       // EX_CONFIG
+constexpr int kExitUnavailable = 69;  // EX_UNAVAILABLE
+
+/// Everything a (re)load produces before it touches the running daemon.
+struct Loaded {
+    config::Config config;
+    CompiledLists lists;
+    engine::LocalZone zone;
+};
+
+tl::expected<config::Config, std::string> load_config(const Launch& launch) {
+    config::Config c = config::defaults();
+    if (launch.config_file) {
+        auto loaded = config::load_file(*launch.config_file);
+        if (!loaded) {
+            return tl::unexpected(config::to_string(loaded.error()));
+        }
+        c = std::move(*loaded);
+    }
+    if (auto bad = apply_overrides(launch.overrides, c)) {
+        return tl::unexpected(*bad);
+    }
+    return c;
+}
+
+std::shared_ptr<Loaded> prepare(config::Config c, bool with_embedded) {
+    auto l = std::make_shared<Loaded>();
+    l->lists = compile_lists(c, with_embedded);
+    std::vector<std::string> problems;
+    l->zone = local_zone(c, problems);
+    for (const std::string& p : problems) {
+        spdlog::warn("{}", p);
+    }
+    l->config = std::move(c);
+    return l;
+}
+
+std::shared_ptr<cache::Cache> make_cache(const Clock& clock, const config::Config& c) {
+    if (c.cache.size == 0) {
+        return nullptr;
+    }
+    return std::make_shared<cache::Cache>(clock, cache_options(c));
+}
+
+class Daemon {
+public:
+    Daemon(Launch launch, std::shared_ptr<Loaded> loaded)
+        : launch_(std::move(launch)),
+          config_(loaded->config),
+          publisher_(loaded->lists.snapshot ? loaded->lists.snapshot
+                                            : std::make_shared<const filter::Snapshot>()),
+          cache_(make_cache(clock_, config_)),
+          forwarder_(io_, upstream_options(config_)),
+          path_(std::make_shared<engine::Engine>(engine_options(config_), std::move(loaded->zone),
+                                                 publisher_, cache_),
+                forwarder_),
+          server_(io_, server_options(config_), path_),
+          signals_(io_, SIGHUP, SIGTERM, SIGINT),
+          drain_timer_(io_) {}
+
+    ~Daemon() {
+        if (reload_thread_.joinable()) {
+            reload_thread_.join();
+        }
+    }
+    Daemon(const Daemon&) = delete;
+    Daemon& operator=(const Daemon&) = delete;
+
+    int run() {
+        if (auto started = server_.start(); !started) {
+            spdlog::error("cannot listen: {}", started.error());
+            return kExitUnavailable;
+        }
+        for (const auto& l : config_.server.listen) {
+            spdlog::info("listening on {} (udp and tcp)", l.to_text());
+        }
+        if (config_.upstream.servers.empty()) {
+            spdlog::info("no upstream configured: forwarding to Quad9 (9.9.9.9, 149.112.112.112)");
+        }
+        wait_for_signal();
+        spdlog::info("dnsmoat {} ready", version());
+        io_.run();
+        spdlog::info("dnsmoat stopped");
+        return 0;
+    }
+
+private:
+    void wait_for_signal() {
+        signals_.async_wait([this](const std::error_code& ec, int signal) {
+            if (ec) {
+                return;
+            }
+            if (signal == SIGHUP) {
+                reload();
+                wait_for_signal();
+            } else {
+                shutdown();
+            }
+        });
+    }
+
+    void reload() {
+        if (reloading_) {
+            reload_again_ = true;  // one more after the running one, with the newest files
+            return;
+        }
+        reloading_ = true;
+        spdlog::info("reload: reading {}", launch_.config_file ? launch_.config_file->string()
+                                                               : std::string("embedded defaults"));
+        if (reload_thread_.joinable()) {
+            reload_thread_.join();
+        }
+        // Lists compile aside (seconds for big lists); queries keep the running config meanwhile.
+        reload_thread_ = std::thread([this] {
+            auto c = load_config(launch_);
+            std::shared_ptr<Loaded> loaded;
+            std::string error;
+            if (c) {
+                loaded = prepare(std::move(*c), !launch_.config_file.has_value());
+            } else {
+                error = c.error();
+            }
+            asio::post(io_, [this, loaded, error] {
+                if (loaded) {
+                    apply(*loaded);
+                } else {
+                    spdlog::error("reload failed, keeping the running configuration:\n{}", error);
+                }
+                reloading_ = false;
+                if (reload_again_ && !stopping_) {
+                    reload_again_ = false;
+                    reload();
+                }
+            });
+        });
+    }
+
+    void apply(Loaded& loaded) {
+        const config::Config& c = loaded.config;
+        if (loaded.lists.snapshot && loaded.lists.problems.empty()) {
+            publisher_.publish(loaded.lists.snapshot);
+        } else {
+            spdlog::warn("reload: some lists could not be read; the running lists stay");
+        }
+        if (c.cache != config_.cache) {
+            cache_ = make_cache(clock_, c);
+            spdlog::info("reload: cache settings changed; the cache starts empty");
+        }
+        if (c.server != config_.server || c.tcp != config_.tcp) {
+            spdlog::warn("reload: [server] and [tcp] changes take effect at the next restart");
+        }
+        path_.set_engine(std::make_shared<engine::Engine>(engine_options(c), std::move(loaded.zone),
+                                                          publisher_, cache_));
+        forwarder_.reconfigure(upstream_options(c));
+        set_log_level(c.log.level);
+        config_.upstream = c.upstream;
+        config_.blocklists = c.blocklists;
+        config_.allowlists = c.allowlists;
+        config_.blocking = c.blocking;
+        config_.local = c.local;
+        config_.cache = c.cache;
+        config_.access = c.access;
+        config_.edns = c.edns;
+        config_.log = c.log;
+        spdlog::info("reload: applied");
+    }
+
+    void shutdown() {
+        if (stopping_) {
+            return;
+        }
+        stopping_ = true;
+        spdlog::info("shutting down: answering {} queries in flight", path_.in_flight());
+        signals_.cancel();
+        server_.stop_receiving();
+        drain_deadline_ = std::chrono::steady_clock::now() + config_.upstream.total_timeout +
+                          std::chrono::seconds(1);
+        drain();
+    }
+
+    void drain() {
+        if (server_.idle() || std::chrono::steady_clock::now() >= drain_deadline_) {
+            forwarder_.cancel_all();
+            io_.stop();
+            return;
+        }
+        drain_timer_.expires_after(std::chrono::milliseconds(20));
+        drain_timer_.async_wait([this](const std::error_code& ec) {
+            if (!ec) {
+                drain();
+            }
+        });
+    }
+
+    Launch launch_;
+    config::Config config_;
+    SystemClock clock_;
+    asio::io_context io_{1};
+    filter::SnapshotPublisher publisher_;
+    std::shared_ptr<cache::Cache> cache_;
+    upstream::Forwarder forwarder_;
+    server::QueryPath path_;
+    server::Server server_;
+    asio::signal_set signals_;
+    asio::steady_timer drain_timer_;
+    std::chrono::steady_clock::time_point drain_deadline_;
+    std::thread reload_thread_;
+    bool reloading_ = false;
+    bool reload_again_ = false;
+    bool stopping_ = false;
+};
+
+}  // namespace
+
+int run_daemon(const Launch& launch) {
+    auto c = load_config(launch);
+    if (!c) {
+        setup_logging(config::LogLevel::info);
+        spdlog::error("invalid configuration:\n{}", c.error());
+        return kExitConfig;
+    }
+    setup_logging(c->log.level);
+    spdlog::info(
+        "dnsmoat {} starting with {}", version(),
+        launch.config_file ? launch.config_file->string() : std::string("the embedded defaults"));
+    std::signal(SIGPIPE, SIG_IGN);  // a client closing TCP early must not kill the daemon
+    auto loaded = prepare(std::move(*c), !launch.config_file.has_value());
+    Daemon daemon(launch, loaded);
+    return daemon.run();
+}
+
+}  // namespace moat::app

@@ -1,0 +1,93 @@
+// dnsmoat: the command line. `run` serves DNS, `check-config` validates a file, `query` explains
+// the lists' verdict on a name, `--version` prints the version.
+#include <CLI/CLI.hpp>
+#include <filesystem>
+#include <iostream>
+
+#include "daemon.hpp"
+#include "embedded.hpp"
+#include "moat/config/loader.hpp"
+#include "query_command.hpp"
+
+namespace {
+
+constexpr const char* kDefaultConfig = "/etc/dnsmoat/dnsmoat.toml";
+
+void add_override_flags(CLI::App& cmd, moat::app::Overrides& o) {
+    cmd.add_option("--listen", o.listen, "Listen on ADDR:PORT ([ADDR]:PORT for IPv6); repeatable")
+        ->type_name("ADDR:PORT");
+    cmd.add_option("--upstream", o.upstreams, "Forward to ADDR[:PORT]; repeatable")
+        ->type_name("ADDR:PORT");
+    cmd.add_option("--blocklist", o.blocklists, "Add a blocklist file (format detected)")
+        ->type_name("FILE");
+    cmd.add_option("--allowlist", o.allowlists, "Add an allowlist file")->type_name("FILE");
+    cmd.add_option("--log-level", o.log_level, "trace, debug, info, warn or error")
+        ->type_name("LEVEL");
+}
+
+/// --config given: it must exist. Not given: the default path if it exists, else the defaults.
+std::optional<std::filesystem::path> config_to_use(const std::string& given) {
+    if (!given.empty()) {
+        return std::filesystem::path(given);
+    }
+    std::error_code ec;
+    if (std::filesystem::exists(kDefaultConfig, ec)) {
+        return std::filesystem::path(kDefaultConfig);
+    }
+    return std::nullopt;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+    CLI::App app{"dnsmoat: a network-wide DNS sinkhole"};
+    app.require_subcommand(0, 1);
+    bool show_version = false;
+    app.add_flag("--version", show_version, "Print the version and exit");
+
+    moat::app::Launch launch;
+    std::string config_path;
+
+    CLI::App* run = app.add_subcommand("run", "Serve DNS (the daemon)");
+    run->add_option("-c,--config", config_path,
+                    std::string("Config file (.toml or .json); default ") + kDefaultConfig +
+                        " if it exists, else the embedded defaults")
+        ->type_name("FILE");
+    add_override_flags(*run, launch.overrides);
+
+    std::string check_path;
+    CLI::App* check = app.add_subcommand("check-config", "Validate a config file and exit");
+    check->add_option("file", check_path, "The file to check")->required()->type_name("FILE");
+
+    std::string query_name;
+    CLI::App* query = app.add_subcommand("query", "Show which list and rule block or allow NAME");
+    query->add_option("name", query_name, "A domain name")->required();
+    query->add_option("-c,--config", config_path, "Config file whose lists to use")
+        ->type_name("FILE");
+    add_override_flags(*query, launch.overrides);
+
+    CLI11_PARSE(app, argc, argv);
+
+    if (show_version) {
+        std::cout << "dnsmoat " << moat::app::version() << "\n";
+        return 0;
+    }
+    if (*check) {
+        auto loaded = moat::config::load_file(check_path);
+        if (!loaded) {
+            std::cerr << moat::config::to_string(loaded.error()) << "\n";
+            return 78;
+        }
+        std::cout << check_path << ": ok\n";
+        return 0;
+    }
+    launch.config_file = config_to_use(config_path);
+    if (*query) {
+        return moat::app::run_query(launch, query_name);
+    }
+    if (*run) {
+        return moat::app::run_daemon(launch);
+    }
+    std::cout << app.help();
+    return 0;
+}

@@ -1,0 +1,139 @@
+#include "wiring.hpp"
+
+#include <fstream>
+#include <sstream>
+
+#include "moat/config/values.hpp"
+#include "moat/wire/name.hpp"
+
+namespace moat::app {
+namespace {
+
+std::uint32_t seconds(std::chrono::seconds s) { return static_cast<std::uint32_t>(s.count()); }
+
+upstream::ServerAddress server_of(const config::Endpoint& e) { return {e.address, e.port}; }
+
+}  // namespace
+
+std::vector<config::Endpoint> fallback_upstreams() {
+    return {config::Endpoint{IpAddress::v4_of(9, 9, 9, 9), 53},
+            config::Endpoint{IpAddress::v4_of(149, 112, 112, 112), 53}};
+}
+
+engine::EngineOptions engine_options(const config::Config& c) {
+    engine::EngineOptions o;
+    o.allowed_clients = c.access.allow;
+    switch (c.blocking.mode) {
+        case config::BlockingMode::null_ip: o.blocking.mode = engine::BlockingMode::null_ip; break;
+        case config::BlockingMode::nxdomain:
+            o.blocking.mode = engine::BlockingMode::nxdomain;
+            break;
+        case config::BlockingMode::refused: o.blocking.mode = engine::BlockingMode::refused; break;
+        case config::BlockingMode::custom: o.blocking.mode = engine::BlockingMode::custom; break;
+    }
+    o.blocking.custom_ipv4 = c.blocking.custom_ipv4;
+    o.blocking.custom_ipv6 = c.blocking.custom_ipv6;
+    o.blocking.ttl = seconds(c.blocking.blocked_ttl);
+    for (const config::ConditionalForward& f : c.upstream.conditional) {
+        engine::ConditionalRoute route;
+        for (const std::string& d : f.domains) {
+            if (auto name = wire::Name::from_text(d)) {
+                route.domains.push_back(wire::Name::from_view_lower(name->view()));
+            }
+        }
+        o.conditional.push_back(std::move(route));
+    }
+    o.strip_ecs = c.edns.strip_ecs;
+    o.local_ttl = seconds(c.local.ttl);
+    return o;
+}
+
+upstream::Options upstream_options(const config::Config& c) {
+    upstream::Options o;
+    upstream::Route main;
+    const auto servers = c.upstream.servers.empty() ? fallback_upstreams() : c.upstream.servers;
+    for (const config::Endpoint& e : servers) {
+        main.servers.push_back(server_of(e));
+    }
+    o.routes.push_back(std::move(main));
+    for (const config::ConditionalForward& f : c.upstream.conditional) {
+        upstream::Route r;
+        for (const config::Endpoint& e : f.servers) {
+            r.servers.push_back(server_of(e));
+        }
+        o.routes.push_back(std::move(r));
+    }
+    o.strategy = c.upstream.strategy == config::UpstreamStrategy::fastest
+                     ? upstream::Strategy::fastest
+                     : upstream::Strategy::failover;
+    o.timeout = c.upstream.timeout;
+    o.total_timeout = c.upstream.total_timeout;
+    return o;
+}
+
+server::ServerOptions server_options(const config::Config& c) {
+    server::ServerOptions o;
+    for (const config::Endpoint& e : c.server.listen) {
+        o.listen.push_back({e.address, e.port});
+    }
+    o.tcp_idle_timeout = c.tcp.idle_timeout;
+    o.tcp_max_connections = c.tcp.max_connections;
+    return o;
+}
+
+cache::Options cache_options(const config::Config& c) {
+    cache::Options o;
+    o.max_bytes = static_cast<std::size_t>(c.cache.size);
+    o.min_ttl = seconds(c.cache.min_ttl);
+    o.max_ttl = seconds(c.cache.max_ttl);
+    o.max_negative_ttl = c.cache.negative ? seconds(c.cache.negative_max_ttl) : 0;
+    o.serve_stale = c.cache.serve_stale;
+    o.stale_ttl = seconds(c.cache.stale_ttl);
+    o.max_stale_age = seconds(c.cache.stale_max_age);
+    return o;
+}
+
+engine::LocalZone local_zone(const config::Config& c, std::vector<std::string>& problems) {
+    engine::LocalZone zone;
+    for (const config::LocalRecord& r : c.local.records) {
+        auto name = wire::Name::from_text(r.name);
+        if (!name) {
+            continue;  // the config loader validated every name; nothing to do here
+        }
+        switch (r.type) {
+            case config::RecordType::a:
+            case config::RecordType::aaaa:
+                if (auto ip = config::parse_ip(r.value)) {
+                    zone.add_address(*name, *ip);
+                }
+                break;
+            case config::RecordType::cname:
+            case config::RecordType::ptr:
+                if (auto target = wire::Name::from_text(r.value)) {
+                    zone.add_name_record(*name,
+                                         r.type == config::RecordType::cname ? wire::RrType::cname
+                                                                             : wire::RrType::ptr,
+                                         *target);
+                }
+                break;
+            case config::RecordType::txt: zone.add_txt(*name, r.value); break;
+        }
+    }
+    if (!c.local.hosts_file.empty()) {
+        std::ifstream in(c.local.hosts_file, std::ios::binary);
+        if (!in) {
+            problems.push_back("local.hosts_file: cannot open " + c.local.hosts_file);
+        } else {
+            std::ostringstream text;
+            text << in.rdbuf();
+            for (const auto& bad : zone.add_hosts_text(text.str())) {
+                problems.push_back(c.local.hosts_file + ":" + std::to_string(bad.line) + ": " +
+                                   bad.reason);
+            }
+        }
+    }
+    zone.generate_reverse();
+    return zone;
+}
+
+}  // namespace moat::app

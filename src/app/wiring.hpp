@@ -1,0 +1,28 @@
+// The config mapped onto each module's own options (modules never see config::Config).
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "moat/cache/options.hpp"
+#include "moat/config/config.hpp"
+#include "moat/engine/local_zone.hpp"
+#include "moat/engine/options.hpp"
+#include "moat/server/server.hpp"
+#include "moat/upstream/options.hpp"
+
+namespace moat::app {
+
+/// Used when the config names no upstream server: Quad9's filtered-free, DNSSEC-validating
+/// resolvers, as AdGuard Home defaults to a public resolver rather than to nothing.
+[[nodiscard]] std::vector<config::Endpoint> fallback_upstreams();
+
+[[nodiscard]] engine::EngineOptions engine_options(const config::Config& c);
+[[nodiscard]] upstream::Options upstream_options(const config::Config& c);
+[[nodiscard]] server::ServerOptions server_options(const config::Config& c);
+[[nodiscard]] cache::Options cache_options(const config::Config& c);
+/// The local records and hosts file; `problems` gets the hosts file's bad lines (file:line).
+[[nodiscard]] engine::LocalZone local_zone(const config::Config& c,
+                                           std::vector<std::string>& problems);
+
+}  // namespace moat::app
