@@ -1,24 +1,22 @@
 #!/usr/bin/env bash
-# Build dnsmoat (release preset: -O3 + LTO) and run it. Installs what it needs on Debian 12.
+# Build dnsmoat (release preset: -O3 + LTO) and run the daemon. Installs what it needs on
+# Debian 12.
 #
-#   scripts/run.sh [ARGS...]      ARGS go to the program that is started
+#   scripts/run.sh [ARGS...]      ARGS go to `dnsmoat run`
 #
-# The daemon does not exist yet, so today this runs the wire-format benchmark
-# (build/release/bench/dnsmoat-bench-wire). When src/app lands, the last block starts the daemon
-# instead: exec build/release/dnsmoat --config config/dnsmoat.toml "$@".
+# With no /etc/dnsmoat/dnsmoat.toml and no --config, dnsmoat runs on its embedded defaults:
+# listening on 127.0.0.1 and ::1 port 5353, blocking with its built-in starter list, forwarding
+# the rest to Quad9 (9.9.9.9). Try it from another terminal:
+#   dig @127.0.0.1 -p 5353 doubleclick.net     # blocked: 0.0.0.0
+#   dig @127.0.0.1 -p 5353 localhost           # local: 127.0.0.1
+# Examples: scripts/run.sh --config config/dnsmoat.toml
+#           scripts/run.sh --upstream 192.168.1.1 --log-level debug
 set -euo pipefail
 
 repo=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 cd "$repo"
-export MOAT_SHARED_DIR=${MOAT_SHARED_DIR:-$repo/../shared}
 
-bash scripts/setup.sh build bench
-cmake --workflow --preset release
-
-# Until the daemon exists: the benchmark of the zero-copy wire library.
-bench=build/release/bench/dnsmoat-bench-wire
-if [[ ! -x "$bench" ]]; then
-    echo "run.sh: $bench was not built (is Google Benchmark installed? scripts/setup.sh bench)" >&2
-    exit 1
-fi
-exec "$bench" "$@"
+bash scripts/setup.sh build
+cmake --preset release >/dev/null
+cmake --build --preset release --target dnsmoat
+exec build/release/src/app/dnsmoat run "$@"

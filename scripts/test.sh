@@ -26,7 +26,7 @@ cd "$repo"
 
 ALL_STAGES=(format layering dev tidy asan fuzz aarch64 release compare)
 declare -A STAGE_GROUPS=(
-    [format]="test" [layering]="build" [dev]="build" [tidy]="build test" [asan]="build"
+    [format]="test" [layering]="build" [dev]="build test" [tidy]="build test" [asan]="build test"
     [fuzz]="build fuzz" [aarch64]="build aarch64" [release]="build bench"
     [compare]="build test bench"
 )

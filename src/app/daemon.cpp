@@ -73,7 +73,7 @@ std::shared_ptr<cache::Cache> make_cache(const Clock& clock, const config::Confi
 
 class Daemon {
 public:
-    Daemon(Launch launch, std::shared_ptr<Loaded> loaded)
+    Daemon(Launch launch, const std::shared_ptr<Loaded>& loaded)
         : launch_(std::move(launch)),
           config_(loaded->config),
           publisher_(loaded->lists.snapshot ? loaded->lists.snapshot

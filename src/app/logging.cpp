@@ -24,7 +24,9 @@ void setup_logging(config::LogLevel level) {
     auto logger = spdlog::stderr_logger_mt("dnsmoat");
     // Under systemd, journald timestamps every line itself (JOURNAL_STREAM is set for services
     // whose stderr goes to the journal).
-    const bool journald = std::getenv("JOURNAL_STREAM") != nullptr;
+    // Read once at start, before any other thread exists.
+    const bool journald =
+        std::getenv("JOURNAL_STREAM") != nullptr;  // NOLINT(concurrency-mt-unsafe)
     logger->set_pattern(journald ? "%l: %v" : "%Y-%m-%d %H:%M:%S.%e %l: %v");
     spdlog::set_default_logger(logger);
     set_log_level(level);

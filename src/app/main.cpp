@@ -39,7 +39,9 @@ std::optional<std::filesystem::path> config_to_use(const std::string& given) {
 
 }  // namespace
 
-int main(int argc, char** argv) {
+namespace {
+
+int run_main(int argc, char** argv) {
     CLI::App app{"dnsmoat: a network-wide DNS sinkhole"};
     app.require_subcommand(0, 1);
     bool show_version = false;
@@ -90,4 +92,15 @@ int main(int argc, char** argv) {
     }
     std::cout << app.help();
     return 0;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+    try {
+        return run_main(argc, argv);
+    } catch (const std::exception& e) {  // e.g. out of memory while loading huge lists
+        std::cerr << "dnsmoat: " << e.what() << "\n";
+        return 70;  // EX_SOFTWARE
+    }
 }

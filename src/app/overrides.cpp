@@ -1,5 +1,7 @@
 #include "overrides.hpp"
 
+#include <array>
+
 #include "moat/config/values.hpp"
 
 namespace moat::app {
@@ -37,12 +39,12 @@ std::optional<std::string> apply_overrides(const Overrides& o, config::Config& c
     add_lists(o.blocklists, config.blocklists);
     add_lists(o.allowlists, config.allowlists);
     if (!o.log_level.empty()) {
-        static constexpr std::pair<const char*, config::LogLevel> kLevels[] = {
-            {"trace", config::LogLevel::trace},
-            {"debug", config::LogLevel::debug},
-            {"info", config::LogLevel::info},
-            {"warn", config::LogLevel::warn},
-            {"error", config::LogLevel::error}};
+        static constexpr std::array<std::pair<const char*, config::LogLevel>, 5> kLevels{
+            {{"trace", config::LogLevel::trace},
+             {"debug", config::LogLevel::debug},
+             {"info", config::LogLevel::info},
+             {"warn", config::LogLevel::warn},
+             {"error", config::LogLevel::error}}};
         bool found = false;
         for (const auto& [name, level] : kLevels) {
             if (o.log_level == name) {

@@ -58,8 +58,8 @@ std::vector<wire::Name> private_reverse_zones() {
 }
 
 const wire::Name& localhost_name() {
-    static const wire::Name name = name_of("localhost");
-    return name;
+    static const wire::Name kName = name_of("localhost");
+    return kName;
 }
 
 ReplyTo reply_to(const Pending& p, std::uint16_t our_udp_size) {

@@ -155,7 +155,7 @@ const std::vector<LocalRecord>* LocalZone::find(
 
 wire::Name reverse_name(const IpAddress& address) {
     std::string text;
-    static constexpr char kHex[] = "0123456789abcdef";
+    static constexpr std::string_view kHex = "0123456789abcdef";
     if (address.v6) {
         for (std::size_t i = 16; i-- > 0;) {
             text += kHex[address.bytes[i] & 0x0FU];

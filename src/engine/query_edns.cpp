@@ -6,15 +6,18 @@ namespace moat::engine {
 
 tl::expected<QueryEdns, wire::WireError> read_query_edns(const wire::MessageView& query) {
     QueryEdns result;
-    if (query.header().arcount == 0) {
-        return result;  // no OPT possible; the sections before are not needed for EDNS
+    const wire::Header& h = query.header();
+    if (h.ancount == 0 && h.nscount == 0 && h.arcount == 0) {
+        return result;  // the usual query: nothing after the question
     }
-    auto records = query.additional();
+    // Every record is walked, so a section that announces more than it holds is FORMERR.
+    auto records = query.records();
     for (const wire::RecordView& rr : records) {
         if (rr.type != wire::RrType::opt) {
             continue;
         }
-        if (result.client.present || !rr.owner.is_root()) {
+        if (result.client.present || !rr.owner.is_root() ||
+            rr.section != wire::Section::additional) {
             return tl::unexpected(wire::WireError{wire::Errc::bad_opt, rr.rdata_offset});
         }
         auto opt = wire::rdata::read_opt(rr);

@@ -29,12 +29,12 @@ std::chrono::microseconds micros_since(std::chrono::steady_clock::time_point t) 
 }  // namespace
 
 Flight::Flight(Forwarder& owner, asio::io_context& io, std::shared_ptr<RouteState> route,
-               const Options& options, std::vector<std::uint8_t> query, std::string key,
+               Options options, std::vector<std::uint8_t> query, std::string key,
                RandomSource& random, std::shared_ptr<Stats> stats)
     : owner_(&owner),
       io_(io),
       route_(std::move(route)),
-      options_(options),
+      options_(std::move(options)),
       query_(std::move(query)),
       key_(std::move(key)),
       random_(random),

@@ -23,8 +23,8 @@ namespace moat::upstream {
 class Flight : public std::enable_shared_from_this<Flight> {
 public:
     Flight(Forwarder& owner, asio::io_context& io, std::shared_ptr<RouteState> route,
-           const Options& options, std::vector<std::uint8_t> query, std::string key,
-           RandomSource& random, std::shared_ptr<Stats> stats);
+           Options options, std::vector<std::uint8_t> query, std::string key, RandomSource& random,
+           std::shared_ptr<Stats> stats);
 
     void add_waiter(Callback done) { waiters_.push_back(std::move(done)); }
     void start();
