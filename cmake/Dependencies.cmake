@@ -27,7 +27,12 @@ find_path(MOAT_ASIO_INCLUDE_DIR asio.hpp REQUIRED)
 if(NOT TARGET moat::asio)
     add_library(moat::asio INTERFACE IMPORTED)
     target_include_directories(moat::asio SYSTEM INTERFACE ${MOAT_ASIO_INCLUDE_DIR})
-    target_compile_definitions(moat::asio INTERFACE ASIO_STANDALONE ASIO_NO_DEPRECATED)
+    # ASIO_DISABLE_STD_ALIGNED_ALLOC: Asio picks aligned_alloc or operator new for its handler
+    # memory from a libstdc++ macro that is defined only once a standard header came first, so
+    # translation units that include Asio first disagree with the others and free memory with
+    # the wrong function (ASan: alloc-dealloc-mismatch). One choice for every unit: operator new.
+    target_compile_definitions(moat::asio INTERFACE ASIO_STANDALONE ASIO_NO_DEPRECATED
+        ASIO_DISABLE_STD_ALIGNED_ALLOC)
     target_link_libraries(moat::asio INTERFACE Threads::Threads)
 endif()
 

@@ -255,7 +255,9 @@ void Flight::on_tcp_reply(TcpAttempt& a) {
 }
 
 void Flight::attempt_failed(std::size_t server, bool was_current) {
-    route_->failed(server, Clock::now(), {});
+    // Penalised like a timeout, so `fastest` does not rank a failing server as unmeasured.
+    route_->failed(server, Clock::now(),
+                   std::chrono::duration_cast<std::chrono::microseconds>(options_.timeout));
     if (was_current) {
         ++timer_generation_;  // the running timer belongs to the attempt that just ended
         attempt_timer_.cancel();

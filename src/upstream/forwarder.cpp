@@ -38,21 +38,25 @@ void Forwarder::forward(std::span<const std::uint8_t> query, std::size_t route, 
     Stats::bump(stats_->queries);
     const bool routable =
         route < routes_.size() && !routes_[route]->servers().empty() && query.size() >= 12;
+    // Identical questions share one upstream query: the key is the route and every byte of the
+    // query after the ID (name, type, class, DO, options). Joining costs no socket, so it is
+    // allowed even when max_in_flight distinct questions are out.
+    std::string key;
+    if (routable) {
+        key = std::to_string(route) + '/';
+        key.append(reinterpret_cast<const char*>(query.data()) + 2, query.size() - 2);
+        if (const auto it = flights_.find(key); it != flights_.end()) {
+            Stats::bump(stats_->coalesced);
+            it->second->add_waiter(std::move(done));
+            return;
+        }
+    }
     if (!routable || flights_.size() >= options_.max_in_flight) {
         if (routable) {
             Stats::bump(stats_->overloaded);
         }
         Stats::bump(stats_->failed);
         asio::post(io_, [done = std::move(done)] { done(Result{}); });
-        return;
-    }
-    // Identical questions share one upstream query: the key is the route and every byte of the
-    // query after the ID (name, type, class, DO, options).
-    std::string key = std::to_string(route) + '/';
-    key.append(reinterpret_cast<const char*>(query.data()) + 2, query.size() - 2);
-    if (const auto it = flights_.find(key); it != flights_.end()) {
-        Stats::bump(stats_->coalesced);
-        it->second->add_waiter(std::move(done));
         return;
     }
     auto flight = std::make_shared<Flight>(*this, io_, routes_[route], options_,

@@ -35,6 +35,15 @@ ReplyCheck check_reply(std::span<const std::uint8_t> query,
     if (got->header().tc()) {
         return ReplyCheck::truncated;
     }
+    // Every record must parse: a broken answer is ignored like a forgery, so a good answer
+    // arriving later (or from the next server) still wins.
+    auto records = got->records();
+    for (const wire::RecordView& rr : records) {
+        (void)rr;
+    }
+    if (records.error()) {
+        return ReplyCheck::malformed;
+    }
     switch (static_cast<wire::Rcode>(got->header().rcode_low())) {
         case wire::Rcode::noerror:
         case wire::Rcode::nxdomain: return ReplyCheck::accept;
