@@ -142,12 +142,12 @@ Decision Engine::decide(std::span<const std::uint8_t> query, const Client& clien
         to.id = qh.id;
         to.query_flags = qh.flags;
         to.limit = answer_limit(client.transport, {}, options_.udp_payload_size);
-        if (view && view->question() != nullptr) {
-            to.qname = {};
-            wire::Name qname = wire::Name::from_view(view->question()->qname);
+        const wire::Question* question = view ? view->question() : nullptr;
+        if (question != nullptr) {
+            const wire::Name qname = wire::Name::from_view(question->qname);
             to.qname = qname.wire();
-            to.qtype = view->question()->qtype;
-            to.qclass = view->question()->qclass;
+            to.qtype = question->qtype;
+            to.qclass = question->qclass;
             // An EDNS query gets OPT back (RFC 6891 §7), here with EDE 18, Prohibited.
             if (auto edns = read_query_edns(*view); edns && edns->version == 0) {
                 to.edns = edns->client;
@@ -167,12 +167,16 @@ Decision Engine::decide(std::span<const std::uint8_t> query, const Client& clien
         const Outcome outcome = notimp ? Outcome::notimp : Outcome::formerr;
         return count(respond(outcome, write_header_only(out, qh, rcode)));
     }
-    return count(answer_question(*view, client, out, pending));
+    const wire::Question* question = view->question();
+    if (question == nullptr) {  // qdcount is 1, so never; stated for the compiler's sake
+        return count(respond(Outcome::formerr, write_header_only(out, qh, Rcode::formerr)));
+    }
+    return count(answer_question(*view, *question, client, out, pending));
 }
 
-Decision Engine::answer_question(const wire::MessageView& view, const Client& client,
-                                 std::span<std::uint8_t> out, Pending& pending) {
-    const wire::Question& q = *view.question();
+Decision Engine::answer_question(const wire::MessageView& view, const wire::Question& q,
+                                 const Client& client, std::span<std::uint8_t> out,
+                                 Pending& pending) {
     const Header& qh = view.header();
     const wire::Name qname = wire::Name::from_view(q.qname);
     const wire::Name lower = wire::Name::from_view_lower(q.qname);

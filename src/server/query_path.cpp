@@ -45,9 +45,9 @@ void QueryPath::log_answer(const engine::Client& client, std::span<const std::ui
         return;
     }
     std::string question = "?";
-    if (auto view = wire::MessageView::parse(query); view && view->question() != nullptr) {
-        question = view->question()->qname.to_text() + " type " +
-                   std::to_string(wire::to_u16(view->question()->qtype));
+    auto view = wire::MessageView::parse(query);
+    if (const wire::Question* q = view ? view->question() : nullptr; q != nullptr) {
+        question = q->qname.to_text() + " type " + std::to_string(wire::to_u16(q->qtype));
     }
     spdlog::debug("query {} {} from {}: {}",
                   client.transport == engine::Transport::tcp ? "tcp" : "udp", question,

@@ -97,8 +97,8 @@ public:
     [[nodiscard]] const std::shared_ptr<cache::Cache>& cache() const noexcept { return cache_; }
 
 private:
-    Decision answer_question(const wire::MessageView& view, const Client& client,
-                             std::span<std::uint8_t> out, Pending& pending);
+    Decision answer_question(const wire::MessageView& view, const wire::Question& q,
+                             const Client& client, std::span<std::uint8_t> out, Pending& pending);
     [[nodiscard]] bool allowed(const IpAddress& address) const noexcept;
     [[nodiscard]] std::size_t route_of(std::span<const std::uint8_t> lower_qname) const noexcept;
     Decision count(Decision d) noexcept;
