@@ -165,6 +165,25 @@ Decision Engine::decide(std::span<const std::uint8_t> query, const Client& clien
         const bool notimp = qh.opcode() != wire::Opcode::query;
         const Rcode rcode = notimp ? Rcode::notimp : Rcode::formerr;
         const Outcome outcome = notimp ? Outcome::notimp : Outcome::formerr;
+        const wire::Question* question = view->question();
+        if (notimp && qh.qdcount == 1 && question != nullptr) {
+            // Question and opcode echoed, and OPT when the query had one (RFC 6891 §7).
+            const wire::Name qname = wire::Name::from_view(question->qname);
+            ReplyTo to;
+            to.id = qh.id;
+            to.query_flags = qh.flags;
+            to.echo_opcode = true;
+            to.qname = qname.wire();
+            to.qtype = question->qtype;
+            to.qclass = question->qclass;
+            to.our_udp_size = options_.udp_payload_size;
+            to.limit = answer_limit(client.transport, {}, options_.udp_payload_size);
+            if (auto edns = read_query_edns(*view); edns && edns->version == 0) {
+                to.edns = edns->client;
+                to.limit = answer_limit(client.transport, to.edns, options_.udp_payload_size);
+            }
+            return count(respond(outcome, write_empty(out, to, rcode)));
+        }
         return count(respond(outcome, write_header_only(out, qh, rcode)));
     }
     const wire::Question* question = view->question();

@@ -44,7 +44,8 @@ struct Started {
 
 void start(Started& s, const ReplyTo& to, std::uint16_t extra_flags, ExtendedError ede) {
     s.builder.header().id = to.id;
-    s.builder.header().flags = answer_flags(to.query_flags, extra_flags);
+    const auto opcode = static_cast<std::uint16_t>(to.echo_opcode ? to.query_flags & 0x7800U : 0U);
+    s.builder.header().flags = answer_flags(to.query_flags, extra_flags | opcode);
     if (to.edns.present) {
         wire::EdnsOptions e;
         e.udp_payload_size = to.our_udp_size;

@@ -27,6 +27,8 @@ enum class ExtendedError : std::uint16_t {
 struct ReplyTo {
     std::uint16_t id = 0;
     std::uint16_t query_flags = 0;
+    /// Echo the query's opcode (answers to opcodes other than QUERY, RFC 1035 §4.1.1).
+    bool echo_opcode = false;
     std::span<const std::uint8_t> qname;  ///< uncompressed, the client's spelling
     wire::RrType qtype{};
     wire::RrClass qclass{};

@@ -82,6 +82,21 @@ TEST(EngineDecide, NotifyAndUpdateAreNotImplemented) {
     }
 }
 
+TEST(EngineDecide, NotImplementedAnswerCarriesOptWhenTheQueryHadOne) {
+    Harness h;
+    QuerySpec q;
+    q.opcode = wire::Opcode::notify;
+    q.edns = true;
+    q.dnssec_ok = true;
+    const Decision d = h.decide(q);
+    ASSERT_EQ(d.action, Action::respond);
+    const Answer a = h.answer();
+    EXPECT_EQ(a.rcode, kNotImp);
+    EXPECT_EQ(a.header.opcode(), wire::Opcode::notify);
+    EXPECT_EQ(a.header.qdcount, 1) << "the question is echoed";
+    EXPECT_TRUE(a.has_opt) << "RFC 6891 §7: an EDNS query gets OPT back";
+}
+
 TEST(EngineDecide, ZoneTransfersAreNotImplemented) {
     Harness h;
     QuerySpec q;
