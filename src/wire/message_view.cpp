@@ -59,24 +59,45 @@ bool MessageView::read(std::span<const std::uint8_t> bytes, ParseOptions options
     use_cache_ = options.suffix_cache;
     std::size_t pos = kHeaderSize;
     if (header_.qdcount > 0) {
-        // Nothing has been decoded before the first question, so a cache could not help.
-        auto name = decode_name(bytes, pos, bytes.size(), nullptr);
-        if (!name) {
-            error = name.error();
-            return false;
+        // The first qname can hold no pointer (one must lead strictly backwards, and only the
+        // header lies before it), so the usual name is a plain run of labels: walked here in a
+        // few instructions per label. Anything unusual takes the full decoder, which also
+        // produces the exact error.
+        const std::uint8_t* base = bytes.data();
+        std::size_t end = kHeaderSize;
+        std::size_t labels = 0;
+        while (end < bytes.size() && base[end] != 0 && base[end] <= kMaxLabelLength) {
+            end += base[end] + 1U;
+            ++labels;
         }
-        pos = name->end;
+        const std::size_t length = end + 1 - kHeaderSize;
+        NameView qname;
+        std::uint8_t hops = 0;
+        if (end < bytes.size() && base[end] == 0 && length <= kMaxNameLength) {
+            qname = NameView(base, kHeaderSize, static_cast<std::uint8_t>(length),
+                             static_cast<std::uint8_t>(labels));
+            pos = end + 1;
+        } else {
+            auto name = decode_name(bytes, pos, bytes.size(), nullptr);
+            if (!name) {
+                error = name.error();
+                return false;
+            }
+            qname = name->view;
+            hops = name->hops;
+            pos = name->end;
+        }
         if (pos + kQuestionFixed > bytes.size()) {
             error = WireError{Errc::record_overrun, static_cast<std::uint32_t>(pos)};
             return false;
         }
-        first_question_.qname = name->view;
+        first_question_.qname = qname;
         first_question_.qtype = static_cast<RrType>(load_u16(bytes.data() + pos));
         first_question_.qclass = static_cast<RrClass>(load_u16(bytes.data() + pos + 2));
-        qname_entry_.offset = name->view.offset();
-        qname_entry_.length = static_cast<std::uint8_t>(name->view.length());
-        qname_entry_.labels = static_cast<std::uint8_t>(name->view.label_count());
-        qname_entry_.hops = name->hops;
+        qname_entry_.offset = qname.offset();
+        qname_entry_.length = static_cast<std::uint8_t>(qname.length());
+        qname_entry_.labels = static_cast<std::uint8_t>(qname.label_count());
+        qname_entry_.hops = hops;
         pos += kQuestionFixed;
     }
     if (header_.qdcount > 1) {
@@ -125,11 +146,14 @@ RecordRange MessageView::records() const noexcept {
 RecordRange::RecordRange(std::span<const std::uint8_t> msg, std::size_t start,
                          std::array<std::uint16_t, 3> counts, Section first, Section last,
                          const SuffixCache::Entry& seed, bool use_cache) noexcept
-    : msg_(msg), counts_(counts), start_(start), first_(first), last_(last), use_cache_(use_cache) {
+    : msg_(msg),
+      counts_(counts),
+      start_(start),
+      first_(first),
+      last_(last),
+      use_cache_(use_cache),
+      seed_(seed) {
     current_.message = msg;
-    if (seed.offset != 0) {
-        cache_.insert(seed);
-    }
     restart();
 }
 
@@ -164,12 +188,21 @@ const RecordView* RecordRange::next() noexcept {
         section_ = static_cast<Section>(static_cast<std::uint8_t>(section_) + 1U);
         left_ = counts_[static_cast<std::size_t>(section_)];
     }
-    auto owner = decode_name(msg_, pos_, msg_.size(), use_cache_ ? &cache_ : nullptr);
-    if (!owner) {
-        error_ = owner.error();
-        return nullptr;
+    std::size_t pos = pos_;
+    const std::uint8_t* base = msg_.data();
+    if (pos < msg_.size() && base[pos] == 0) {
+        // The root owner (OPT, the one record of most queries): no decoder call at all.
+        current_.owner = NameView(base, static_cast<std::uint16_t>(pos), 1, 0);
+        ++pos;
+    } else {
+        auto owner = decode_name(msg_, pos, msg_.size(), use_cache_ ? cache() : nullptr);
+        if (!owner) {
+            error_ = owner.error();
+            return nullptr;
+        }
+        current_.owner = owner->view;
+        pos = owner->end;
     }
-    std::size_t pos = owner->end;
     if (pos + kRecordFixed > msg_.size()) {
         error_ = WireError{Errc::record_overrun, static_cast<std::uint32_t>(pos)};
         return nullptr;
@@ -181,7 +214,6 @@ const RecordView* RecordRange::next() noexcept {
         error_ = WireError{Errc::rdata_overrun, static_cast<std::uint32_t>(pos - 2)};
         return nullptr;
     }
-    current_.owner = owner->view;
     current_.type = static_cast<RrType>(load_u16(p));
     current_.rclass = load_u16(p + 2);
     current_.ttl = load_u32(p + 4);

@@ -97,7 +97,7 @@ public:
     /// Offset just past the last record read (the message end when the range is exhausted).
     [[nodiscard]] std::size_t position() const noexcept { return pos_; }
     /// The cache of names already decoded; typed RDATA readers may share it.
-    [[nodiscard]] SuffixCache* suffix_cache() noexcept { return use_cache_ ? &cache_ : nullptr; }
+    [[nodiscard]] SuffixCache* suffix_cache() noexcept { return use_cache_ ? cache() : nullptr; }
 
 private:
     friend class MessageView;
@@ -118,7 +118,21 @@ private:
     std::optional<WireError> failed_;  ///< set when the section could not even be located
     std::optional<WireError> error_;
     // Facts about names in this message; they stay true, so restart() keeps them.
-    SuffixCache cache_;
+    // Set up on first use: a range that meets only root owners (a query's OPT) never pays for
+    // clearing it.
+    SuffixCache* cache() noexcept {
+        if (!cache_ready_) {
+            cache_.clear();
+            if (seed_.offset != 0) {
+                cache_.insert(seed_);
+            }
+            cache_ready_ = true;
+        }
+        return &cache_;
+    }
+    SuffixCache cache_{SuffixCache::Deferred{}};
+    SuffixCache::Entry seed_;
+    bool cache_ready_ = false;
     RecordView current_;
 };
 

@@ -45,6 +45,11 @@ public:
     static constexpr std::size_t kSlots = 16;
 
     SuffixCache() noexcept { clear(); }
+    /// A cache whose slots are not yet cleared: call clear() before any other use. For owners
+    /// that may never need one (a record range over a query's lone OPT).
+    struct Deferred {};
+    // NOLINTNEXTLINE(cppcoreguidelines-pro-type-member-init,hicpp-member-init)
+    explicit SuffixCache(Deferred /*unused*/) noexcept {}
     void clear() noexcept { keys_ = {}; }
 
     /// The entry for a name starting at `offset`, if cached.
