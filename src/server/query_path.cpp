@@ -9,24 +9,17 @@ namespace moat::server {
 QueryPath::QueryPath(std::shared_ptr<engine::Engine> engine, upstream::Forwarder& forwarder)
     : engine_(std::move(engine)), forwarder_(forwarder), out_(wire::kMaxMessageSize) {}
 
-void QueryPath::handle(std::span<const std::uint8_t> query, const engine::Client& client,
-                       const ReplyFn& reply) {
-    auto pending = std::make_shared<engine::Pending>();
-    const engine::Decision d = engine_->decide(query, client, out_, *pending);
-    if (d.action != engine::Action::forward) {
-        log_answer(client, query, d);
-        reply(d.action == engine::Action::respond
-                  ? std::span<const std::uint8_t>(out_.data(), d.size)
-                  : std::span<const std::uint8_t>{});
-        return;
-    }
+void QueryPath::forward(std::span<const std::uint8_t> query, const engine::Client& client,
+                        ReplyFn reply) {
+    auto pending = std::make_shared<engine::Pending>(std::move(pending_));
+    pending_ = engine::Pending{};
     ++in_flight_;
     std::vector<std::uint8_t> query_copy;
     if (spdlog::should_log(spdlog::level::debug)) {
         query_copy.assign(query.begin(), query.end());
     }
     forwarder_.forward(pending->upstream_query, pending->route,
-                       [this, pending, reply, client,
+                       [this, pending, reply = std::move(reply), client,
                         query_copy = std::move(query_copy)](const upstream::Result& result) {
                            --in_flight_;
                            const engine::Decision done =

@@ -1,10 +1,13 @@
 #include "moat/server/server.hpp"
 
-#include "endpoint.hpp"
+#include "moat/upstream/address.hpp"
 #include "tcp_listener.hpp"
 #include "udp_listener.hpp"
 
 namespace moat::server {
+
+using upstream::from_asio;
+using upstream::to_asio;
 
 Server::Server(asio::io_context& io, ServerOptions options, QueryPath& path)
     : io_(io), options_(std::move(options)), path_(path) {}

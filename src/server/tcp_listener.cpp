@@ -6,10 +6,13 @@
 #include <asio/read.hpp>
 #include <asio/write.hpp>
 
-#include "endpoint.hpp"
 #include "moat/core/bytes.hpp"
+#include "moat/upstream/address.hpp"
 
 namespace moat::server {
+
+using upstream::from_asio;
+using upstream::to_asio;
 
 TcpConnection::TcpConnection(asio::ip::tcp::socket socket, QueryPath& path,
                              const ServerOptions& options, std::shared_ptr<TcpShared> shared)
@@ -104,9 +107,15 @@ void TcpConnection::read_body(std::size_t length) {
                          self->arm_idle_timer();
                          ++self->unanswered_;
                          self->set_busy(true);
-                         self->path_.handle(
-                             self->body_, self->client_,
-                             [self](std::span<const std::uint8_t> reply) { self->answer(reply); });
+                         const auto handled =
+                             self->path_.handle(self->body_, self->client_, [self] {
+                                 return ReplyFn([self](std::span<const std::uint8_t> reply) {
+                                     self->answer(reply);
+                                 });
+                             });
+                         if (!handled.deferred) {
+                             self->answer(handled.answer);
+                         }
                          self->read_length();
                      });
 }

@@ -4,9 +4,12 @@
 
 #include <asio/ip/v6_only.hpp>
 
-#include "endpoint.hpp"
+#include "moat/upstream/address.hpp"
 
 namespace moat::server {
+
+using upstream::from_asio;
+using upstream::to_asio;
 
 UdpListener::UdpListener(asio::io_context& io, asio::ip::udp::endpoint endpoint, QueryPath& path)
     : socket_(io), endpoint_(std::move(endpoint)), path_(path), buffer_(65535) {}
@@ -37,6 +40,17 @@ void UdpListener::stop_receiving() {
     socket_.cancel(ignored);
 }
 
+void UdpListener::send(std::span<const std::uint8_t> answer, const asio::ip::udp::endpoint& to) {
+    if (answer.empty()) {
+        return;
+    }
+    std::error_code ec;
+    socket_.send_to(asio::buffer(answer.data(), answer.size()), to, 0, ec);
+    if (ec) {
+        spdlog::debug("udp: cannot answer {}: {}", to.address().to_string(), ec.message());
+    }
+}
+
 void UdpListener::receive() {
     socket_.async_receive_from(
         asio::buffer(buffer_), sender_, [this](const std::error_code& ec, std::size_t n) {
@@ -46,19 +60,14 @@ void UdpListener::receive() {
             if (!ec) {
                 const engine::Client client{from_asio(sender_.address()), sender_.port(),
                                             engine::Transport::udp};
-                path_.handle(std::span(buffer_.data(), n), client,
-                             [this, to = sender_](std::span<const std::uint8_t> answer) {
-                                 if (answer.empty()) {
-                                     return;
-                                 }
-                                 std::error_code send_ec;
-                                 socket_.send_to(asio::buffer(answer.data(), answer.size()), to, 0,
-                                                 send_ec);
-                                 if (send_ec) {
-                                     spdlog::debug("udp: cannot answer {}: {}",
-                                                   to.address().to_string(), send_ec.message());
-                                 }
-                             });
+                const auto handled =
+                    path_.handle(std::span(buffer_.data(), n), client, [this, to = sender_] {
+                        return ReplyFn(
+                            [this, to](std::span<const std::uint8_t> answer) { send(answer, to); });
+                    });
+                if (!handled.deferred) {
+                    send(handled.answer, sender_);
+                }
             } else {
                 spdlog::debug("udp: receive error: {}", ec.message());
             }

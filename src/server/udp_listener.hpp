@@ -20,6 +20,7 @@ public:
 
 private:
     void receive();
+    void send(std::span<const std::uint8_t> answer, const asio::ip::udp::endpoint& to);
 
     asio::ip::udp::socket socket_;
     asio::ip::udp::endpoint endpoint_;

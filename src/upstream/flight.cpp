@@ -7,19 +7,11 @@
 #include <asio/write.hpp>
 
 #include "moat/core/bytes.hpp"
+#include "moat/upstream/address.hpp"
 #include "reply_match.hpp"
 
 namespace moat::upstream {
 namespace {
-
-asio::ip::address to_asio(const IpAddress& ip) {
-    if (ip.v6) {
-        asio::ip::address_v6::bytes_type b{};
-        std::copy(ip.bytes.begin(), ip.bytes.end(), b.begin());
-        return asio::ip::address_v6(b);
-    }
-    return asio::ip::address_v4({ip.bytes[0], ip.bytes[1], ip.bytes[2], ip.bytes[3]});
-}
 
 std::chrono::microseconds micros_since(std::chrono::steady_clock::time_point t) {
     return std::chrono::duration_cast<std::chrono::microseconds>(std::chrono::steady_clock::now() -

@@ -1,4 +1,4 @@
-// Conversions between moat::IpAddress and Asio's addresses.
+// Conversions between moat::IpAddress and Asio's addresses, for the modules that own sockets.
 #pragma once
 
 #include <algorithm>
@@ -6,7 +6,7 @@
 
 #include "moat/core/ip.hpp"
 
-namespace moat::server {
+namespace moat::upstream {
 
 inline asio::ip::address to_asio(const IpAddress& ip) {
     if (ip.v6) {
@@ -30,4 +30,4 @@ inline IpAddress from_asio(const asio::ip::address& a) {
     return ip;
 }
 
-}  // namespace moat::server
+}  // namespace moat::upstream
