@@ -56,6 +56,18 @@ void start(Started& s, const ReplyTo& to, std::uint16_t extra_flags, ExtendedErr
     s.ok = s.ok && static_cast<bool>(s.builder.add_question(to.qname, to.qtype, to.qclass));
 }
 
+/// Adds one record; a record that no longer fits stops the message (TC is set by the builder
+/// when it belongs to the answer or authority section) without failing it.
+void add(Started& s, wire::Section section, std::span<const std::uint8_t> owner, wire::RrType type,
+         std::uint32_t ttl, std::span<const std::uint8_t> rdata) noexcept {
+    if (!s.ok || s.builder.truncated()) {
+        return;
+    }
+    const wire::Status st =
+        s.builder.add_record(section, owner, type, to_u16(wire::RrClass::in), ttl, rdata);
+    s.ok = st.has_value() || st.error().code == wire::Errc::truncated;
+}
+
 std::size_t finish(Started& s) noexcept {
     if (!s.ok) {
         return 0;
@@ -115,14 +127,12 @@ std::size_t write_blocked(std::span<std::uint8_t> out, const ReplyTo& to,
     const bool in_class = to.qclass == wire::RrClass::in;
     if (s.ok && in_class && to.qtype == wire::RrType::a) {
         const auto& b = custom ? blocking.custom_ipv4.bytes : IpAddress{}.bytes;
-        s.ok = static_cast<bool>(s.builder.add_record(wire::Section::answer, to.qname,
-                                                      wire::RrType::a, to_u16(wire::RrClass::in),
-                                                      blocking.ttl, std::span(b.data(), 4)));
+        add(s, wire::Section::answer, to.qname, wire::RrType::a, blocking.ttl,
+            std::span(b.data(), 4));
     } else if (s.ok && in_class && to.qtype == wire::RrType::aaaa) {
         const auto& b = custom ? blocking.custom_ipv6.bytes : IpAddress{}.bytes;
-        s.ok = static_cast<bool>(s.builder.add_record(wire::Section::answer, to.qname,
-                                                      wire::RrType::aaaa, to_u16(wire::RrClass::in),
-                                                      blocking.ttl, std::span(b.data(), 16)));
+        add(s, wire::Section::answer, to.qname, wire::RrType::aaaa, blocking.ttl,
+            std::span(b.data(), 16));
     }
     return finish(s);
 }
@@ -136,14 +146,12 @@ std::size_t write_local(std::span<std::uint8_t> out, const ReplyTo& to,
     const std::vector<LocalRecord>* current = &records;
     std::span<const std::uint8_t> owner = to.qname;
     // Follow at most 8 local CNAMEs: a loop in the config must not loop here.
-    for (int hop = 0; hop < 8 && current != nullptr && s.ok; ++hop) {
+    for (int hop = 0; hop < 8 && current != nullptr && s.ok && !s.builder.truncated(); ++hop) {
         const LocalRecord* cname = nullptr;
         bool matched = false;
         for (const LocalRecord& r : *current) {
             if (any || r.type == to.qtype) {
-                s.ok = s.ok && static_cast<bool>(
-                                   s.builder.add_record(wire::Section::answer, owner, r.type,
-                                                        to_u16(wire::RrClass::in), ttl, r.rdata));
+                add(s, wire::Section::answer, owner, r.type, ttl, r.rdata);
                 matched = true;
             } else if (r.type == wire::RrType::cname) {
                 cname = &r;
@@ -152,9 +160,7 @@ std::size_t write_local(std::span<std::uint8_t> out, const ReplyTo& to,
         if (matched || cname == nullptr) {
             break;
         }
-        s.ok = s.ok && static_cast<bool>(
-                           s.builder.add_record(wire::Section::answer, owner, wire::RrType::cname,
-                                                to_u16(wire::RrClass::in), ttl, cname->rdata));
+        add(s, wire::Section::answer, owner, wire::RrType::cname, ttl, cname->rdata);
         owner = cname->rdata;  // a CNAME's RDATA is the target's uncompressed wire name
         // The zone is keyed by lower-cased names; the target keeps the case it was written in.
         std::array<std::uint8_t, wire::kMaxNameLength> lower{};

@@ -1,0 +1,281 @@
+// The listeners on 127.0.0.1 (an ephemeral port), with a real engine and an upstream client that
+// has no servers: UDP answers and truncation, TCP framing and pipelining, the connection cap,
+// the idle timeout, and stop_receiving() for a drain. Clients are plain blocking sockets with
+// timeouts on a thread of their own, while the test thread runs the event loop in short slices.
+#include "moat/server/server.hpp"
+
+#include <arpa/inet.h>
+#include <gtest/gtest.h>
+#include <netinet/in.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include <asio/io_context.hpp>
+#include <asio/ip/tcp.hpp>
+#include <asio/ip/udp.hpp>
+#include <atomic>
+#include <chrono>
+#include <cstdint>
+#include <optional>
+#include <set>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "../engine/engine_fixtures.hpp"
+#include "moat/core/bytes.hpp"
+#include "moat/engine/engine.hpp"
+#include "moat/filter/snapshot_publisher.hpp"
+#include "moat/server/query_path.hpp"
+#include "moat/upstream/forwarder.hpp"
+
+namespace moat::server {
+namespace {
+
+using Bytes = std::vector<std::uint8_t>;
+using std::chrono::milliseconds;
+namespace test = engine::test;
+
+/// A port free on 127.0.0.1 for UDP and TCP at the moment of asking.
+std::uint16_t free_port() {
+    asio::io_context io;
+    for (int attempt = 0; attempt < 50; ++attempt) {
+        asio::ip::udp::socket u(io, {asio::ip::make_address("127.0.0.1"), 0});
+        const std::uint16_t port = u.local_endpoint().port();
+        std::error_code ec;
+        asio::ip::tcp::acceptor t(io);
+        t.open(asio::ip::tcp::v4(), ec);
+        t.bind({asio::ip::make_address("127.0.0.1"), port}, ec);
+        if (!ec) {
+            return port;
+        }
+    }
+    return 0;
+}
+
+/// A blocking socket to 127.0.0.1:port with a receive timeout.
+class ClientSocket {
+public:
+    ClientSocket(int type, std::uint16_t port) : fd_(::socket(AF_INET, type, 0)) {
+        timeval tv{1, 0};
+        ::setsockopt(fd_, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof tv);
+        sockaddr_in addr{};
+        addr.sin_family = AF_INET;
+        addr.sin_port = htons(port);
+        addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+        connected_ = ::connect(fd_, reinterpret_cast<sockaddr*>(&addr), sizeof addr) == 0;
+    }
+    ~ClientSocket() { ::close(fd_); }
+    ClientSocket(const ClientSocket&) = delete;
+    ClientSocket& operator=(const ClientSocket&) = delete;
+
+    [[nodiscard]] bool connected() const { return connected_; }
+    bool send(const Bytes& b) const {
+        return ::send(fd_, b.data(), b.size(), MSG_NOSIGNAL) == static_cast<ssize_t>(b.size());
+    }
+    /// One datagram, or up to `n` octets of a stream; empty on timeout or EOF.
+    Bytes receive(std::size_t n = 65535) const {
+        Bytes b(n);
+        const ssize_t got = ::recv(fd_, b.data(), b.size(), 0);
+        b.resize(got > 0 ? static_cast<std::size_t>(got) : 0);
+        return b;
+    }
+    /// Exactly `n` octets of a stream; empty on timeout or EOF first.
+    Bytes receive_exactly(std::size_t n) const {
+        Bytes b;
+        while (b.size() < n) {
+            const Bytes part = receive(n - b.size());
+            if (part.empty()) {
+                return {};
+            }
+            b.insert(b.end(), part.begin(), part.end());
+        }
+        return b;
+    }
+    /// True when the peer closed the stream (recv returns 0) within the timeout.
+    [[nodiscard]] bool closed_by_peer() const {
+        std::uint8_t byte = 0;
+        return ::recv(fd_, &byte, 1, 0) == 0;
+    }
+
+private:
+    int fd_;
+    bool connected_ = false;
+};
+
+Bytes framed(const Bytes& message) {
+    Bytes out(2);
+    store_u16(out.data(), static_cast<std::uint16_t>(message.size()));
+    out.insert(out.end(), message.begin(), message.end());
+    return out;
+}
+
+class ServerTest : public ::testing::Test {
+protected:
+    void start(std::size_t max_connections = 8, milliseconds idle = milliseconds{2000}) {
+        port_ = free_port();
+        ASSERT_NE(port_, 0);
+        publisher_.publish(test::snapshot_of("ads.example\n"));
+        engine::EngineOptions options;
+        options.allowed_clients = {test::cidr(test::v4(127, 0, 0, 0), 8)};
+        engine::LocalZone zone;
+        zone.add_txt(test::name("big.lan"), std::string(1500, 'x'));  // > 512 octets
+        auto engine = std::make_shared<engine::Engine>(options, zone, publisher_, nullptr);
+        forwarder_ = std::make_unique<upstream::Forwarder>(io_, upstream::Options{});
+        path_ = std::make_unique<QueryPath>(engine, *forwarder_);
+        ServerOptions server_options;
+        server_options.listen = {{test::v4(127, 0, 0, 1), port_}};
+        server_options.tcp_max_connections = max_connections;
+        server_options.tcp_idle_timeout = idle;
+        server_ = std::make_unique<Server>(io_, server_options, *path_);
+        auto started = server_->start();
+        ASSERT_TRUE(started) << started.error();
+    }
+
+    /// Runs `client` on a thread while the event loop runs here; bounded by 10 s. The threads
+    /// meet through one atomic flag and a join, never a contended lock (qemu-user livelocks on
+    /// those, tests/support/emulation.hpp).
+    template <class Client>
+    auto with_client(Client client) {
+        decltype(client()) result{};
+        std::atomic<bool> done{false};
+        std::thread thread([&] {
+            result = client();
+            done.store(true, std::memory_order_release);
+        });
+        const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(10);
+        while (!done.load(std::memory_order_acquire) &&
+               std::chrono::steady_clock::now() < deadline) {
+            io_.restart();
+            io_.run_for(milliseconds{5});
+        }
+        thread.join();  // the client's own socket timeouts end it
+        return result;
+    }
+
+    asio::io_context io_;
+    filter::SnapshotPublisher publisher_;
+    std::unique_ptr<upstream::Forwarder> forwarder_;
+    std::unique_ptr<QueryPath> path_;
+    std::unique_ptr<Server> server_;
+    std::uint16_t port_ = 0;
+};
+
+TEST_F(ServerTest, UdpQueriesAreAnswered) {
+    start();
+    const Bytes answer = with_client([port = port_] {
+        const ClientSocket s(SOCK_DGRAM, port);
+        s.send(test::make_query({.id = 0x1234, .qname = "ads.example"}));
+        return s.receive();
+    });
+    const auto a = test::read_answer(answer);
+    ASSERT_TRUE(a.parsed);
+    EXPECT_EQ(a.header.id, 0x1234);
+    ASSERT_EQ(a.records.size(), 1U);
+    EXPECT_EQ(a.records[0].rdata, (Bytes{0, 0, 0, 0})) << "blocked in null mode";
+}
+
+TEST_F(ServerTest, UdpAnswerBeyond512OctetsIsTruncatedAndWholeOverTcp) {
+    start();
+    const Bytes over_udp = with_client([port = port_] {
+        const ClientSocket s(SOCK_DGRAM, port);
+        s.send(test::make_query({.qname = "big.lan", .qtype = wire::RrType::txt}));
+        return s.receive();
+    });
+    const auto u = test::read_answer(over_udp);
+    ASSERT_TRUE(u.parsed);
+    EXPECT_LE(over_udp.size(), 512U);
+    EXPECT_TRUE(u.header.tc());
+    EXPECT_TRUE(u.records.empty()) << "no partial record";
+
+    const Bytes over_tcp = with_client([port = port_] {
+        const ClientSocket s(SOCK_STREAM, port);
+        s.send(framed(test::make_query({.qname = "big.lan", .qtype = wire::RrType::txt})));
+        const Bytes length = s.receive_exactly(2);
+        return length.empty() ? Bytes{} : s.receive_exactly(load_u16(length.data()));
+    });
+    const auto t = test::read_answer(over_tcp);
+    ASSERT_TRUE(t.parsed);
+    EXPECT_FALSE(t.header.tc());
+    EXPECT_EQ(t.records.size(), 1U);
+    EXPECT_GT(over_tcp.size(), 1500U);
+}
+
+TEST_F(ServerTest, TcpAnswersEveryPipelinedQuery) {
+    start();
+    const std::vector<std::uint16_t> ids = with_client([port = port_] {
+        const ClientSocket s(SOCK_STREAM, port);
+        Bytes burst;
+        for (std::uint16_t id = 1; id <= 3; ++id) {  // one write, three queries
+            const Bytes f = framed(test::make_query({.id = id, .qname = "localhost"}));
+            burst.insert(burst.end(), f.begin(), f.end());
+        }
+        // A query for a name with no upstream: SERVFAIL, answered later than the others.
+        const Bytes late = framed(test::make_query({.id = 4, .qname = "www.example.com"}));
+        burst.insert(burst.end(), late.begin(), late.end());
+        s.send(burst);
+        std::vector<std::uint16_t> got;
+        for (int i = 0; i < 4; ++i) {
+            const Bytes length = s.receive_exactly(2);
+            const Bytes body =
+                length.empty() ? Bytes{} : s.receive_exactly(load_u16(length.data()));
+            if (body.size() < 12) {
+                break;
+            }
+            got.push_back(load_u16(body.data()));
+        }
+        return got;
+    });
+    ASSERT_EQ(ids.size(), 4U);
+    EXPECT_EQ(std::set<std::uint16_t>(ids.begin(), ids.end()),
+              (std::set<std::uint16_t>{1, 2, 3, 4}));
+}
+
+TEST_F(ServerTest, ConnectionsBeyondTheCapAreClosed) {
+    start(/*max_connections=*/1);
+    const bool second_closed = with_client([port = port_] {
+        const ClientSocket first(SOCK_STREAM, port);
+        first.send(framed(test::make_query({.qname = "localhost"})));
+        if (first.receive_exactly(2).empty()) {  // the first one is served
+            return false;
+        }
+        const ClientSocket second(SOCK_STREAM, port);
+        return second.closed_by_peer();
+    });
+    EXPECT_TRUE(second_closed);
+}
+
+TEST_F(ServerTest, IdleConnectionsAreClosed) {
+    start(8, milliseconds{200});
+    const bool closed = with_client([port = port_] {
+        const ClientSocket s(SOCK_STREAM, port);
+        return s.connected() && s.closed_by_peer();  // recv waits up to 1 s; idle is 0.2 s
+    });
+    EXPECT_TRUE(closed);
+}
+
+TEST_F(ServerTest, StopReceivingEndsIntakeAndLeavesTheServerIdle) {
+    start();
+    server_->stop_receiving();
+    const Bytes answer = with_client([port = port_] {
+        const ClientSocket s(SOCK_DGRAM, port);
+        s.send(test::make_query({.qname = "localhost"}));
+        return s.receive();
+    });
+    EXPECT_TRUE(answer.empty()) << "no query is taken after stop_receiving()";
+    EXPECT_TRUE(server_->idle());
+}
+
+TEST_F(ServerTest, AnAddressInUseIsAnErrorNamingIt) {
+    start();
+    ServerOptions same;
+    same.listen = {{test::v4(127, 0, 0, 1), port_}};
+    Server other(io_, same, *path_);
+    auto started = other.start();
+    ASSERT_FALSE(started);
+    EXPECT_NE(started.error().find("127.0.0.1:" + std::to_string(port_)), std::string::npos)
+        << started.error();
+}
+
+}  // namespace
+}  // namespace moat::server
