@@ -6,7 +6,7 @@
 #
 # With no /etc/dnsmoat/dnsmoat.toml and no --config, dnsmoat runs on its embedded defaults:
 # listening on 127.0.0.1 and ::1 port 5353, blocking with its built-in starter list, forwarding
-# the rest to Quad9 (9.9.9.9). Try it from another terminal:
+# the rest to the default public resolver (docs/daemon.md names it). Try it from another terminal:
 #   dig @127.0.0.1 -p 5353 doubleclick.net     # blocked: 0.0.0.0
 #   dig @127.0.0.1 -p 5353 localhost           # local: 127.0.0.1
 # Examples: scripts/run.sh --config config/dnsmoat.toml

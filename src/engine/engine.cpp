@@ -127,6 +127,29 @@ Decision Engine::count(Decision d) noexcept {
     return d;
 }
 
+ReplyTo Engine::reply_to_query(const Header& qh, const wire::Question& q, const wire::Name& qname,
+                               Transport transport) const noexcept {
+    ReplyTo to;
+    to.id = qh.id;
+    to.query_flags = qh.flags;
+    to.qname = qname.wire();
+    to.qtype = q.qtype;
+    to.qclass = q.qclass;
+    to.our_udp_size = options_.udp_payload_size;
+    to.limit = answer_limit(transport, {}, options_.udp_payload_size);
+    return to;
+}
+
+void Engine::with_edns_if_valid(ReplyTo& to, const wire::MessageView& view,
+                                Transport transport) const {
+    // An EDNS query gets OPT back even in an error answer (RFC 6891 §7); an OPT we cannot read
+    // or of a later version leaves the answer without one.
+    if (auto edns = read_query_edns(view); edns && edns->version == 0) {
+        to.edns = edns->client;
+        to.limit = answer_limit(transport, to.edns, options_.udp_payload_size);
+    }
+}
+
 Decision Engine::decide(std::span<const std::uint8_t> query, const Client& client,
                         std::span<std::uint8_t> out, Pending& pending) {
     if (query.size() < wire::kHeaderSize) {
@@ -138,25 +161,15 @@ Decision Engine::decide(std::span<const std::uint8_t> query, const Client& clien
     }
     auto view = wire::MessageView::parse(query);
     if (!allowed(client.address)) {
-        ReplyTo to;
-        to.id = qh.id;
-        to.query_flags = qh.flags;
-        to.limit = answer_limit(client.transport, {}, options_.udp_payload_size);
         const wire::Question* question = view ? view->question() : nullptr;
-        if (question != nullptr) {
-            const wire::Name qname = wire::Name::from_view(question->qname);
-            to.qname = qname.wire();
-            to.qtype = question->qtype;
-            to.qclass = question->qclass;
-            // An EDNS query gets OPT back (RFC 6891 §7), here with EDE 18, Prohibited.
-            if (auto edns = read_query_edns(*view); edns && edns->version == 0) {
-                to.edns = edns->client;
-                to.limit = answer_limit(client.transport, to.edns, options_.udp_payload_size);
-            }
-            return count(respond(Outcome::refused, write_empty(out, to, Rcode::refused, false,
-                                                               ExtendedError::prohibited)));
+        if (question == nullptr) {
+            return count(respond(Outcome::refused, write_header_only(out, qh, Rcode::refused)));
         }
-        return count(respond(Outcome::refused, write_header_only(out, qh, Rcode::refused)));
+        const wire::Name qname = wire::Name::from_view(question->qname);
+        ReplyTo to = reply_to_query(qh, *question, qname, client.transport);
+        with_edns_if_valid(to, *view, client.transport);
+        return count(respond(Outcome::refused, write_empty(out, to, Rcode::refused, false,
+                                                           ExtendedError::prohibited)));
     }
     if (!view) {
         return count(respond(Outcome::formerr, write_header_only(out, qh, Rcode::formerr)));
@@ -169,19 +182,9 @@ Decision Engine::decide(std::span<const std::uint8_t> query, const Client& clien
         if (notimp && qh.qdcount == 1 && question != nullptr) {
             // Question and opcode echoed, and OPT when the query had one (RFC 6891 §7).
             const wire::Name qname = wire::Name::from_view(question->qname);
-            ReplyTo to;
-            to.id = qh.id;
-            to.query_flags = qh.flags;
+            ReplyTo to = reply_to_query(qh, *question, qname, client.transport);
             to.echo_opcode = true;
-            to.qname = qname.wire();
-            to.qtype = question->qtype;
-            to.qclass = question->qclass;
-            to.our_udp_size = options_.udp_payload_size;
-            to.limit = answer_limit(client.transport, {}, options_.udp_payload_size);
-            if (auto edns = read_query_edns(*view); edns && edns->version == 0) {
-                to.edns = edns->client;
-                to.limit = answer_limit(client.transport, to.edns, options_.udp_payload_size);
-            }
+            with_edns_if_valid(to, *view, client.transport);
             return count(respond(outcome, write_empty(out, to, rcode)));
         }
         return count(respond(outcome, write_header_only(out, qh, rcode)));
@@ -200,15 +203,7 @@ Decision Engine::answer_question(const wire::MessageView& view, const wire::Ques
     const wire::Name qname = wire::Name::from_view(q.qname);
     const wire::Name lower = wire::Name::from_view_lower(q.qname);
 
-    ReplyTo to;
-    to.id = qh.id;
-    to.query_flags = qh.flags;
-    to.qname = qname.wire();
-    to.qtype = q.qtype;
-    to.qclass = q.qclass;
-    to.our_udp_size = options_.udp_payload_size;
-    to.limit = answer_limit(client.transport, {}, options_.udp_payload_size);
-
+    ReplyTo to = reply_to_query(qh, q, qname, client.transport);
     auto edns = read_query_edns(view);
     if (!edns) {
         return respond(Outcome::formerr, write_empty(out, to, Rcode::formerr));

@@ -36,10 +36,13 @@
 #include "moat/engine/stats.hpp"
 #include "moat/filter/snapshot.hpp"
 #include "moat/filter/snapshot_publisher.hpp"
+#include "moat/wire/header.hpp"
 #include "moat/wire/message_view.hpp"
 #include "moat/wire/name.hpp"
 
 namespace moat::engine {
+
+struct ReplyTo;  // src/engine/responses.hpp
 
 enum class Action : std::uint8_t {
     respond,  ///< send the `size` octets at the start of `out`
@@ -99,6 +102,12 @@ public:
 private:
     Decision answer_question(const wire::MessageView& view, const wire::Question& q,
                              const Client& client, std::span<std::uint8_t> out, Pending& pending);
+    /// The client side of an answer to `q` (spelled `qname`), without EDNS yet.
+    [[nodiscard]] ReplyTo reply_to_query(const wire::Header& qh, const wire::Question& q,
+                                         const wire::Name& qname,
+                                         Transport transport) const noexcept;
+    /// Adds the query's EDNS to `to` when its OPT reads as version 0.
+    void with_edns_if_valid(ReplyTo& to, const wire::MessageView& view, Transport transport) const;
     [[nodiscard]] bool allowed(const IpAddress& address) const noexcept;
     [[nodiscard]] std::size_t route_of(std::span<const std::uint8_t> lower_qname) const noexcept;
     Decision count(Decision d) noexcept;

@@ -446,7 +446,7 @@ TEST(EngineDecide, PrivateReverseIsNxdomainAuthoritatively) {
 TEST(EngineDecide, PublicReverseIsForwarded) {
     Harness h;
     for (const char* qname :
-         {"8.8.8.8.in-addr.arpa", "1.1.32.172.in-addr.arpa", "1.1.128.100.in-addr.arpa"}) {
+         {"5.113.0.203.in-addr.arpa", "1.1.32.172.in-addr.arpa", "1.1.128.100.in-addr.arpa"}) {
         SCOPED_TRACE(qname);
         EXPECT_EQ(h.decide({.qname = qname, .qtype = RrType::ptr}).action, Action::forward);
     }
