@@ -27,10 +27,7 @@ bool parse_port(std::string_view text, std::uint16_t& port) {
 
 }  // namespace
 
-std::string Endpoint::to_text() const {
-    return address.v6 ? "[" + address.to_text() + "]:" + std::to_string(port)
-                      : address.to_text() + ":" + std::to_string(port);
-}
+std::string Endpoint::to_text() const { return endpoint_text(address, port); }
 
 tl::expected<IpAddress, std::string> parse_ip(std::string_view text) {
     if (text.empty() || text.size() >= INET6_ADDRSTRLEN) {

@@ -5,16 +5,9 @@
 
 namespace moat::upstream {
 
-namespace {
-std::string text_of(const ServerAddress& a) {
-    return a.address.v6 ? "[" + a.address.to_text() + "]:" + std::to_string(a.port)
-                        : a.address.to_text() + ":" + std::to_string(a.port);
-}
-}  // namespace
-
 RouteState::RouteState(const Route& route, const RouteState* previous) {
     for (const ServerAddress& a : route.servers) {
-        ServerState s{a, text_of(a), {}, 0, {}};
+        ServerState s{a, endpoint_text(a.address, a.port), {}, 0, {}};
         if (previous != nullptr) {
             for (const ServerState& old : previous->servers_) {
                 if (old.address == a) {

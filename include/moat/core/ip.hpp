@@ -46,6 +46,12 @@ struct IpAddress {
     friend bool operator==(const IpAddress&, const IpAddress&) = default;
 };
 
+/// "192.168.1.1:53" or "[fd00::1]:53": an address and port as configs and logs write them.
+[[nodiscard]] inline std::string endpoint_text(const IpAddress& address, std::uint16_t port) {
+    return address.v6 ? "[" + address.to_text() + "]:" + std::to_string(port)
+                      : address.to_text() + ":" + std::to_string(port);
+}
+
 /// An address prefix; bits of `address` beyond `prefix_length` are zero.
 struct Cidr {
     IpAddress address;
