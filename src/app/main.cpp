@@ -1,5 +1,7 @@
 // dnsmoat: the command line. `run` serves DNS, `check-config` validates a file, `query` explains
 // the lists' verdict on a name, `--version` prints the version.
+#include <malloc.h>
+
 #include <CLI/CLI.hpp>
 #include <filesystem>
 #include <iostream>
@@ -97,6 +99,11 @@ int run_main(int argc, char** argv) {
 }  // namespace
 
 int main(int argc, char** argv) {
+    // A fixed mmap threshold: every large block (a snapshot's tables, a list's blocks) is mapped
+    // on its own and returned to the system when freed. glibc's default raises the threshold
+    // after the first such free, so the next snapshot's tables would come from the heap and
+    // stay in the process after a reload (RSS creeping up with every list refresh).
+    mallopt(M_MMAP_THRESHOLD, 256 * 1024);  // NOLINT(concurrency-mt-unsafe): before any thread
     try {
         return run_main(argc, argv);
     } catch (const std::exception& e) {  // e.g. out of memory while loading huge lists

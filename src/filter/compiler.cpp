@@ -16,13 +16,13 @@ public:
 
     void on_name(const NameRule& rule) override {
         const bool allow = rule.exception || kind() == ListKind::allow;
-        NameHashSet::Entry e{hash_dotted(rule.name), static_cast<std::uint32_t>(line_),
-                             static_cast<std::uint16_t>(list_),
-                             rule.important ? NameHashSet::kImportant : std::uint8_t{0}};
+        const auto list = static_cast<std::uint16_t>(list_);
+        const auto line = static_cast<std::uint32_t>(line_);
+        const std::uint64_t hash = hash_dotted(rule.name);
         if (rule.match == RuleMatch::exact) {
-            (allow ? c_.allow_exact_ : c_.block_exact_).push_back(e);
+            (allow ? c_.allow_exact_ : c_.block_exact_).add(hash, list, rule.important, line);
         } else {
-            (allow ? c_.allow_subtree_ : c_.block_subtree_).push_back(e);
+            (allow ? c_.allow_subtree_ : c_.block_subtree_).add(hash, list, rule.important, line);
         }
         ++stats().entries;
     }
@@ -54,6 +54,10 @@ private:
 
 Compiler::Compiler(CompileOptions options)
     : options_(options),
+      block_exact_(options.keep_line_numbers),
+      block_subtree_(options.keep_line_numbers),
+      allow_exact_(options.keep_line_numbers),
+      allow_subtree_(options.keep_line_numbers),
       block_regex_(std::make_unique<RegexMatcher>()),
       allow_regex_(std::make_unique<RegexMatcher>()) {}
 Compiler::Compiler(Compiler&&) noexcept = default;
@@ -159,9 +163,9 @@ tl::expected<std::shared_ptr<const Snapshot>, Errc> Compiler::build() && {
             (void)close_list(i);
         }
     }
-    constexpr std::size_t kMaxEntries = 3'000'000'000;  // table capacity (entries * 1.25) < 2^32
-    for (const auto* v : {&block_exact_, &block_subtree_, &allow_exact_, &allow_subtree_}) {
-        if (v->size() > kMaxEntries) {
+    constexpr std::size_t kMaxEntries = 0xFFFFFFF0;  // table indexes are 32-bit
+    for (const auto* b : {&block_exact_, &block_subtree_, &allow_exact_, &allow_subtree_}) {
+        if (b->size() > kMaxEntries) {
             return tl::unexpected(Errc::too_many_rules);
         }
     }
@@ -169,15 +173,11 @@ tl::expected<std::shared_ptr<const Snapshot>, Errc> Compiler::build() && {
         return tl::unexpected(Errc::regex_set);
     }
     auto snap = std::make_shared<Snapshot>();
-    const bool lines = options_.keep_line_numbers;
-    snap->block_exact_ = NameHashSet(block_exact_, lines);
-    block_exact_ = {};
-    snap->block_subtree_ = NameHashSet(block_subtree_, lines);
-    block_subtree_ = {};
-    snap->allow_exact_ = NameHashSet(allow_exact_, lines);
-    allow_exact_ = {};
-    snap->allow_subtree_ = NameHashSet(allow_subtree_, lines);
-    allow_subtree_ = {};
+    // One table at a time: each builder frees its blocks as its table fills.
+    snap->block_exact_ = block_exact_.build();
+    snap->block_subtree_ = block_subtree_.build();
+    snap->allow_exact_ = allow_exact_.build();
+    snap->allow_subtree_ = allow_subtree_.build();
     snap->block_regex_ = std::move(block_regex_);
     snap->allow_regex_ = std::move(allow_regex_);
     snap->lists_.reserve(lists_.size());

@@ -21,12 +21,23 @@ std::string_view trim(std::string_view s) noexcept {
 
 /// Cuts a `#` comment that starts the line or follows whitespace (hosts and domain lists).
 std::string_view strip_hash_comment(std::string_view s) noexcept {
-    for (std::size_t i = 0; i < s.size(); ++i) {
-        if (s[i] == '#' && (i == 0 || is_space(s[i - 1]))) {
+    for (std::size_t i = s.find('#'); i != std::string_view::npos; i = s.find('#', i + 1)) {
+        if (i == 0 || is_space(s[i - 1])) {
             return trim(s.substr(0, i));
         }
     }
     return s;
+}
+
+/// Index of the first space or tab, or npos. (A plain loop: find_first_of() with a set calls
+/// memchr once per character.)
+std::size_t find_blank(std::string_view s) noexcept {
+    for (std::size_t i = 0; i < s.size(); ++i) {
+        if (s[i] == ' ' || s[i] == '\t') {
+            return i;
+        }
+    }
+    return std::string_view::npos;
 }
 
 constexpr bool is_hex(char c) noexcept {
@@ -69,9 +80,9 @@ LineOutcome parse_hosts_or_domain(std::string_view line, bool include_subdomains
     if (line.empty()) {
         return LineOutcome::comment;
     }
-    const std::size_t sp = line.find_first_of(" \t");
+    const std::size_t sp = find_blank(line);
     const std::string_view first = line.substr(0, sp);
-    std::array<char, 256> buf{};
+    std::array<char, 256> buf;  // NOLINT(cppcoreguidelines-pro-type-member-init): written first
     if (sp == std::string_view::npos || !is_ip(first)) {
         if (sp != std::string_view::npos || is_ip(line)) {
             return LineOutcome::invalid;  // several words without an address, or an address alone
@@ -94,7 +105,7 @@ LineOutcome parse_hosts_or_domain(std::string_view line, bool include_subdomains
     bool any = false;
     std::string_view rest = line.substr(sp);
     while (!(rest = trim(rest)).empty()) {
-        const std::size_t end = rest.find_first_of(" \t");
+        const std::size_t end = find_blank(rest);
         const std::string_view token = rest.substr(0, end);
         rest = end == std::string_view::npos ? std::string_view{} : rest.substr(end);
         const auto name = normalize_name(token, buf);
@@ -231,7 +242,7 @@ LineOutcome parse_adblock(std::string_view line, bool include_subdomains, RuleSi
     if (!start_domain && !start_exact && !end_anchor && rule.find('.') == std::string_view::npos) {
         return LineOutcome::invalid;  // a bare word: a URL substring rule, not a name
     }
-    std::array<char, 256> buf{};
+    std::array<char, 256> buf;  // NOLINT(cppcoreguidelines-pro-type-member-init): written first
     const auto name = normalize_name(rule, buf);
     if (!name) {
         return LineOutcome::invalid;
@@ -255,6 +266,20 @@ LineOutcome parse_regex_line(std::string_view line, RuleSink& sink) {
     return sink.on_regex({line, false, false}) ? LineOutcome::rules : LineOutcome::invalid;
 }
 
+/// Each octet of a list name: itself lower-cased when it may appear in one (letters, digits,
+/// '-', '_', '.'), else 0.
+constexpr std::array<char, 256> kNameChar = [] {
+    std::array<char, 256> t{};
+    for (int c = 0; c < 256; ++c) {
+        if ((c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') || c == '-' || c == '_' || c == '.') {
+            t[static_cast<std::size_t>(c)] = static_cast<char>(c);
+        } else if (c >= 'A' && c <= 'Z') {
+            t[static_cast<std::size_t>(c)] = static_cast<char>(c | 0x20);
+        }
+    }
+    return t;
+}();
+
 }  // namespace
 
 std::optional<std::string_view> normalize_name(std::string_view text,
@@ -262,24 +287,30 @@ std::optional<std::string_view> normalize_name(std::string_view text,
     if (text.ends_with('.')) {
         text.remove_suffix(1);
     }
+    // 253 characters without the final dot is 255 octets in wire form, the limit of RFC 1035.
     if (text.empty() || text.size() > 253) {
         return std::nullopt;
     }
+    // One pass: lower-case, check each character, and check label lengths (1..63) as we go;
+    // this runs once per list line, so it is the compiler's inner loop (one table load and one
+    // rarely taken branch per character).
+    std::size_t label = 0;
     for (std::size_t i = 0; i < text.size(); ++i) {
-        char c = text[i];
-        if (c >= 'A' && c <= 'Z') {
-            c = static_cast<char>(c | 0x20);
-        } else if (!((c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') || c == '-' || c == '_' ||
-                     c == '.')) {
+        const char c = kNameChar[static_cast<unsigned char>(text[i])];
+        if (c == '.') {
+            if (label == 0) {
+                return std::nullopt;
+            }
+            label = 0;
+        } else if (c == 0 || ++label > wire::kMaxLabelLength) {
             return std::nullopt;
         }
         buf[i] = c;
     }
-    const std::string_view out(buf.data(), text.size());
-    if (!wire::Name::from_text(out).has_value()) {
-        return std::nullopt;  // empty label, label over 63 octets, name over 255
+    if (label == 0) {
+        return std::nullopt;  // ".." at the end, or a lone "."
     }
-    return out;
+    return std::string_view(buf.data(), text.size());
 }
 
 ListFormat detect_format(std::string_view line) noexcept {
@@ -292,7 +323,7 @@ ListFormat detect_format(std::string_view line) noexcept {
     if (line.starts_with('/') && line.size() > 2 && line.find('/', 1) != std::string_view::npos) {
         return ListFormat::adblock;
     }
-    const std::size_t sp = line.find_first_of(" \t");
+    const std::size_t sp = find_blank(line);
     if (sp != std::string_view::npos && is_ip(line.substr(0, sp))) {
         return ListFormat::hosts;
     }

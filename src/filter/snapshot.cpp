@@ -26,7 +26,7 @@ Hit find_subtree(const NameHashSet& set, const SuffixHashes& h) noexcept {
         if (slot == NameHashSet::kNotFound) {
             continue;
         }
-        const bool important = (set.flags(slot) & NameHashSet::kImportant) != 0;
+        const bool important = set.important(slot);
         if (hit.slot == NameHashSet::kNotFound || (important && !hit.important)) {
             hit = {slot, static_cast<std::uint8_t>(i), important};
             if (important) {
@@ -45,7 +45,7 @@ Hit find_exact(const NameHashSet& set, const SuffixHashes& h) noexcept {
     if (slot == NameHashSet::kNotFound) {
         return {};
     }
-    return {slot, 0, (set.flags(slot) & NameHashSet::kImportant) != 0};
+    return {slot, 0, set.important(slot)};
 }
 
 /// Exact before subtree; an important hit wins over a plain one.

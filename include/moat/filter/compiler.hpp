@@ -6,11 +6,12 @@
 //   c.close_list(*list);                                      // flushes the last line
 //   auto snapshot = std::move(c).build();                     // shared_ptr<const Snapshot>
 //
-// Lines are parsed as they arrive (line_parser.hpp) and only their rules are kept (16 bytes per
-// name rule until build()), so the raw text of a list is never held whole. Bad lines are counted
-// in the list's ListStats and never stop a load; build() fails only when the compiled form cannot
-// be made (too many lists, RE2 out of its memory budget), and then the caller keeps publishing
-// the snapshot it has. Not thread-safe: one compiler per rebuild, on one thread.
+// Lines are parsed as they arrive (line_parser.hpp) and only their rules are kept (14 bytes per
+// name rule until build(), which sorts them in place), so the raw text of a list is never held
+// whole. Bad lines are counted in the list's ListStats and never stop a load; build() fails only
+// when the compiled form cannot be made (too many lists, RE2 out of its memory budget), and then
+// the caller keeps publishing the snapshot it has. Not thread-safe: one compiler per rebuild, on
+// one thread.
 #pragma once
 
 #include <cstddef>
@@ -36,7 +37,7 @@ struct CompileOptions {
 
 class Compiler {
 public:
-    static constexpr std::size_t kMaxLists = 65535;
+    static constexpr std::size_t kMaxLists = std::size_t{NameHashSet::kMaxList} + 1;
 
     explicit Compiler(CompileOptions options = {});
     Compiler(const Compiler&) = delete;
@@ -73,10 +74,10 @@ private:
 
     CompileOptions options_;
     std::vector<OpenList> lists_;
-    std::vector<NameHashSet::Entry> block_exact_;
-    std::vector<NameHashSet::Entry> block_subtree_;
-    std::vector<NameHashSet::Entry> allow_exact_;
-    std::vector<NameHashSet::Entry> allow_subtree_;
+    NameHashSet::Builder block_exact_;
+    NameHashSet::Builder block_subtree_;
+    NameHashSet::Builder allow_exact_;
+    NameHashSet::Builder allow_subtree_;
     std::unique_ptr<RegexMatcher> block_regex_;
     std::unique_ptr<RegexMatcher> allow_regex_;
 };

@@ -1,0 +1,163 @@
+// The sorted hash table behind every name rule: every key added is found with its payload,
+// nothing else is, duplicates merge the way the snapshot documents, at sizes around the
+// directory's bucket boundaries.
+#include "moat/filter/name_hash_set.hpp"
+
+#include <gtest/gtest.h>
+
+#include <cstdint>
+#include <random>
+#include <unordered_map>
+#include <unordered_set>
+#include <vector>
+
+namespace moat::filter {
+namespace {
+
+struct Payload {
+    std::uint16_t list = 0;
+    bool important = false;
+    std::uint32_t line = 0;
+};
+
+std::vector<std::uint64_t> random_keys(std::size_t n, std::uint64_t seed) {
+    std::mt19937_64 rng(seed);
+    std::unordered_set<std::uint64_t> seen;
+    std::vector<std::uint64_t> keys;
+    while (keys.size() < n) {
+        const std::uint64_t k = rng() | 1U;  // 0 is never a name hash
+        if (seen.insert(k).second) {
+            keys.push_back(k);
+        }
+    }
+    return keys;
+}
+
+class NameHashSetSizes : public ::testing::TestWithParam<std::size_t> {};
+
+TEST_P(NameHashSetSizes, FindsEveryKeyWithItsPayloadAndNothingElse) {
+    const std::size_t n = GetParam();
+    const auto keys = random_keys(2 * n, n + 7);
+    NameHashSet::Builder b(true);
+    std::unordered_map<std::uint64_t, Payload> want;
+    for (std::size_t i = 0; i < n; ++i) {
+        const Payload p{static_cast<std::uint16_t>(i % 300), i % 3 == 0,
+                        static_cast<std::uint32_t>(i + 1)};
+        b.add(keys[i], p.list, p.important, p.line);
+        want[keys[i]] = p;
+    }
+    EXPECT_EQ(b.size(), n);
+    const NameHashSet set = b.build();
+    EXPECT_EQ(b.size(), 0U);
+    ASSERT_EQ(set.size(), n);
+    for (std::size_t i = 0; i < n; ++i) {
+        const std::uint32_t at = set.find(keys[i]);
+        ASSERT_NE(at, NameHashSet::kNotFound) << "key " << i;
+        const Payload& p = want[keys[i]];
+        EXPECT_EQ(set.list(at), p.list);
+        EXPECT_EQ(set.important(at), p.important);
+        EXPECT_EQ(set.line(at), p.line);
+    }
+    for (std::size_t i = n; i < 2 * n; ++i) {
+        EXPECT_EQ(set.find(keys[i]), NameHashSet::kNotFound) << "absent key " << i;
+    }
+    // The extremes of the hash space land in the first and last buckets.
+    EXPECT_EQ(set.find(1), NameHashSet::kNotFound);
+    EXPECT_EQ(set.find(~std::uint64_t{0}), NameHashSet::kNotFound);
+    if (n > 0) {
+        EXPECT_GT(set.memory_bytes(), n * 14);
+        EXPECT_LT(set.memory_bytes(), n * 16 + 64);
+    }
+}
+
+// Around the block size (16384) and the directory's power-of-two steps.
+INSTANTIATE_TEST_SUITE_P(Sizes, NameHashSetSizes,
+                         ::testing::Values(0, 1, 2, 3, 8, 9, 100, 16383, 16384, 16385, 65537,
+                                           300000));
+
+TEST(NameHashSet, EmptyFindsNothing) {
+    const NameHashSet set;
+    EXPECT_TRUE(set.empty());
+    EXPECT_EQ(set.find(42), NameHashSet::kNotFound);
+    set.prefetch(42);
+}
+
+TEST(NameHashSet, DuplicatesKeepTheEarliestListAndLineAndMergeImportant) {
+    NameHashSet::Builder b(true);
+    b.add(0x1234, 5, false, 90);
+    b.add(0x1234, 2, false, 40);
+    b.add(0x1234, 2, true, 10);  // same list, earlier line, important
+    b.add(0x1234, 7, false, 1);
+    b.add(0x9999, 3, false, 3);
+    const NameHashSet set = b.build();
+    ASSERT_EQ(set.size(), 2U);
+    const std::uint32_t at = set.find(0x1234);
+    ASSERT_NE(at, NameHashSet::kNotFound);
+    EXPECT_EQ(set.list(at), 2);
+    EXPECT_EQ(set.line(at), 10U);
+    EXPECT_TRUE(set.important(at));
+    EXPECT_FALSE(set.important(set.find(0x9999)));
+}
+
+TEST(NameHashSet, ImportantFromAnyDuplicateSticks) {
+    NameHashSet::Builder b(false);
+    b.add(77, 1, false, 0);
+    b.add(77, 9, true, 0);
+    const NameHashSet set = b.build();
+    ASSERT_EQ(set.size(), 1U);
+    EXPECT_TRUE(set.important(set.find(77)));
+    EXPECT_EQ(set.list(set.find(77)), 1);
+}
+
+TEST(NameHashSet, WithoutLinesReportsLineZeroAndUsesLessMemory) {
+    const auto keys = random_keys(50000, 3);
+    NameHashSet::Builder with(true);
+    NameHashSet::Builder without(false);
+    for (const auto k : keys) {
+        with.add(k, 1, false, 12);
+        without.add(k, 1, false, 12);
+    }
+    const NameHashSet a = with.build();
+    const NameHashSet b = without.build();
+    EXPECT_EQ(a.line(a.find(keys[10])), 12U);
+    EXPECT_EQ(b.line(b.find(keys[10])), 0U);
+    EXPECT_EQ(b.memory_bytes() + keys.size() * sizeof(std::uint32_t), a.memory_bytes());
+}
+
+TEST(NameHashSet, ManyDuplicatesShrinkTheTables) {
+    const auto keys = random_keys(1000, 11);
+    NameHashSet::Builder b(true);
+    for (int round = 0; round < 50; ++round) {
+        for (const auto k : keys) {
+            b.add(k, static_cast<std::uint16_t>(round), false, 1);
+        }
+    }
+    const NameHashSet set = b.build();
+    ASSERT_EQ(set.size(), keys.size());
+    for (const auto k : keys) {
+        ASSERT_EQ(set.list(set.find(k)), 0);
+    }
+    EXPECT_LT(set.memory_bytes(), std::size_t{20} * keys.size());
+}
+
+TEST(NameHashSet, KeysSharingTheirTopBitsAreAllFound) {
+    // Every key in one directory bucket: the scan within a bucket, not the directory, decides.
+    NameHashSet::Builder b(true);
+    std::vector<std::uint64_t> keys;
+    for (std::uint64_t i = 1; i <= 40; ++i) {
+        keys.push_back((std::uint64_t{0xAB} << 56U) | (i * 977));
+    }
+    for (auto it = keys.rbegin(); it != keys.rend(); ++it) {
+        b.add(*it, 1, false, static_cast<std::uint32_t>(*it & 0xFFFF));
+    }
+    const NameHashSet set = b.build();
+    for (const auto k : keys) {
+        const std::uint32_t at = set.find(k);
+        ASSERT_NE(at, NameHashSet::kNotFound);
+        EXPECT_EQ(set.line(at), k & 0xFFFF);
+        EXPECT_EQ(set.find(k + 1), NameHashSet::kNotFound);
+    }
+}
+
+}  // namespace
+}  // namespace moat::filter
