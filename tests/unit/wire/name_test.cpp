@@ -183,6 +183,36 @@ TEST(NameToText, RoundTripsEveryOctetValueExactly) {
     }
 }
 
+TEST(NameCopyLower, LowersAsciiLettersOnlyForEveryOctetValueAndLength) {
+    // The contiguous fast path lowers eight octets at a time: every octet value at every
+    // position of a word, and every tail length, must match the one-octet rule.
+    for (unsigned shift = 0; shift < 18; ++shift) {
+        Bytes wire;
+        Bytes expect;
+        const unsigned first = shift % 2 == 0 ? 0 : 128;  // half the octet values per name
+        unsigned v = first;
+        while (v < first + 128) {
+            const unsigned n = std::min(37U + shift / 2, first + 128 - v);
+            wire.push_back(static_cast<std::uint8_t>(n));
+            expect.push_back(static_cast<std::uint8_t>(n));
+            for (unsigned k = 0; k < n; ++k, ++v) {
+                const auto c = static_cast<std::uint8_t>(v);
+                wire.push_back(c);
+                expect.push_back(c >= 'A' && c <= 'Z' ? static_cast<std::uint8_t>(c | 0x20) : c);
+            }
+        }
+        wire.push_back(0);
+        expect.push_back(0);
+        auto n = Name::from_wire(wire);
+        ASSERT_TRUE(n) << shift;
+        Bytes out(wire.size() + 8, 0xEE);
+        ASSERT_EQ(n->view().copy_lower_to(out.data()), wire.size());
+        EXPECT_EQ(Bytes(out.begin(), out.begin() + static_cast<std::ptrdiff_t>(wire.size())),
+                  expect);
+        EXPECT_EQ(out[wire.size()], 0xEE) << "wrote past the name";
+    }
+}
+
 TEST(NameEquality, IsCaseInsensitiveForAsciiLettersOnly) {
     EXPECT_EQ(text_name("WWW.Example.COM"), text_name("www.example.com."));
     EXPECT_FALSE(text_name("www.example.com") == text_name("www.example.org"));
