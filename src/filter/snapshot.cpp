@@ -8,21 +8,53 @@
 namespace moat::filter {
 namespace {
 
+/// The probes of one exact/subtree table pair for one query name: the whole name in the exact
+/// table, every suffix in the subtree table. Filled in two passes (prefetch, then probe) so the
+/// memory reads of all suffixes overlap (name_hash_set.hpp).
+struct PairProbes {
+    NameHashSet::Probe exact{0, 0};
+    std::array<NameHashSet::Probe, wire::kMaxLabels> subtree;  // [0, count) are set
+};
+
+void prefetch(const NameHashSet& exact, const NameHashSet& subtree,
+              const SuffixHashes& h) noexcept {
+    if (!exact.empty() && h.count > 0) {
+        exact.prefetch(h.hash[0]);
+    }
+    if (!subtree.empty()) {
+        for (std::size_t i = 0; i < h.count; ++i) {
+            subtree.prefetch(h.hash[i]);
+        }
+    }
+}
+
+void probe(const NameHashSet& exact, const NameHashSet& subtree, const SuffixHashes& h,
+           PairProbes& p) noexcept {
+    if (!exact.empty() && h.count > 0) {
+        p.exact = exact.probe(h.hash[0]);
+    }
+    if (!subtree.empty()) {
+        for (std::size_t i = 0; i < h.count; ++i) {
+            p.subtree[i] = subtree.probe(h.hash[i]);
+        }
+    }
+}
+
 /// The first hit of `hashes` (from the whole name towards the TLD) in a subtree table, preferring
-/// an important entry; `first` limits the search to suffixes [0, first).
+/// an important entry.
 struct Hit {
     std::uint32_t slot = NameHashSet::kNotFound;
     std::uint8_t suffix = 0;
     bool important = false;
 };
 
-Hit find_subtree(const NameHashSet& set, const SuffixHashes& h) noexcept {
+Hit find_subtree(const NameHashSet& set, const SuffixHashes& h, const PairProbes& p) noexcept {
     Hit hit;
     if (set.empty()) {
         return hit;
     }
     for (std::size_t i = 0; i < h.count; ++i) {
-        const std::uint32_t slot = set.find(h.hash[i]);
+        const std::uint32_t slot = set.find_in(p.subtree[i], h.hash[i]);
         if (slot == NameHashSet::kNotFound) {
             continue;
         }
@@ -37,11 +69,11 @@ Hit find_subtree(const NameHashSet& set, const SuffixHashes& h) noexcept {
     return hit;
 }
 
-Hit find_exact(const NameHashSet& set, const SuffixHashes& h) noexcept {
+Hit find_exact(const NameHashSet& set, const SuffixHashes& h, const PairProbes& p) noexcept {
     if (set.empty() || h.count == 0) {
         return {};
     }
-    const std::uint32_t slot = set.find(h.hash[0]);
+    const std::uint32_t slot = set.find_in(p.exact, h.hash[0]);
     if (slot == NameHashSet::kNotFound) {
         return {};
     }
@@ -50,9 +82,9 @@ Hit find_exact(const NameHashSet& set, const SuffixHashes& h) noexcept {
 
 /// Exact before subtree; an important hit wins over a plain one.
 Verdict decide(const NameHashSet& exact, const NameHashSet& subtree, const SuffixHashes& h,
-               Action action) noexcept {
-    const Hit e = find_exact(exact, h);
-    const Hit s = find_subtree(subtree, h);
+               const PairProbes& p, Action action) noexcept {
+    const Hit e = find_exact(exact, h, p);
+    const Hit s = find_subtree(subtree, h, p);
     const bool use_exact = e.slot != NameHashSet::kNotFound &&
                            (s.slot == NameHashSet::kNotFound || e.important || !s.important);
     Verdict v;
@@ -95,7 +127,8 @@ Snapshot& Snapshot::operator=(Snapshot&&) noexcept = default;
 Snapshot::~Snapshot() = default;
 
 Verdict Snapshot::match(wire::NameView qname) const noexcept {
-    std::array<std::uint8_t, wire::kMaxNameLength> buf{};
+    // NOLINTNEXTLINE(cppcoreguidelines-pro-type-member-init): copy_lower_to() fills it
+    std::array<std::uint8_t, wire::kMaxNameLength> buf;
     qname.copy_lower_to(buf.data());
     return match_lower_wire(buf.data());
 }
@@ -111,8 +144,16 @@ Verdict Snapshot::match_text(std::string_view name) const noexcept {
 Verdict Snapshot::match_lower_wire(const std::uint8_t* wire) const noexcept {
     SuffixHashes h;
     h.compute(wire);
-    const Verdict allow = decide(allow_exact_, allow_subtree_, h, Action::allowed);
-    const Verdict block = decide(block_exact_, block_subtree_, h, Action::blocked);
+    prefetch(allow_exact_, allow_subtree_, h);
+    prefetch(block_exact_, block_subtree_, h);
+    // NOLINTNEXTLINE(cppcoreguidelines-pro-type-member-init): probe() sets what decide() reads
+    PairProbes allow_probes;
+    // NOLINTNEXTLINE(cppcoreguidelines-pro-type-member-init): as above
+    PairProbes block_probes;
+    probe(allow_exact_, allow_subtree_, h, allow_probes);
+    probe(block_exact_, block_subtree_, h, block_probes);
+    const Verdict allow = decide(allow_exact_, allow_subtree_, h, allow_probes, Action::allowed);
+    const Verdict block = decide(block_exact_, block_subtree_, h, block_probes, Action::blocked);
     if (allow.action != Action::none && (allow.important || !block.important)) {
         return allow;
     }
@@ -129,7 +170,8 @@ Verdict Snapshot::match_lower_wire(const std::uint8_t* wire) const noexcept {
 }
 
 Verdict Snapshot::match_regex(const std::uint8_t* wire, Verdict hashed) const noexcept {
-    std::array<char, 256> buf{};
+    // NOLINTNEXTLINE(cppcoreguidelines-pro-type-member-init): dotted() writes what is read
+    std::array<char, 256> buf;
     const std::string_view text = dotted(wire, buf);
     std::size_t b = RegexMatcher::kNone;
     if (hashed.action == Action::none) {

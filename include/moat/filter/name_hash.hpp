@@ -66,9 +66,13 @@ inline constexpr std::uint64_t kDataMask = 0xE7037ED1A0B428DBULL | 0x80808080808
 
 /// The hashes of every suffix of an uncompressed, lower-case wire-form name.
 /// out[0] is the whole name, out[count-1] its last label (TLD); the root is not included.
+/// Only [0, count) of the arrays is set: they are left unzeroed because zeroing them (1.1 KiB)
+/// would cost more than the hashing of a typical name.
 struct SuffixHashes {
-    std::array<std::uint64_t, wire::kMaxLabels> hash{};
-    std::array<std::uint8_t, wire::kMaxLabels> offset{};  ///< wire offset where suffix i starts
+    // NOLINTNEXTLINE(cppcoreguidelines-pro-type-member-init): compute() sets [0, count)
+    std::array<std::uint64_t, wire::kMaxLabels> hash;
+    // NOLINTNEXTLINE(cppcoreguidelines-pro-type-member-init): as above
+    std::array<std::uint8_t, wire::kMaxLabels> offset;  ///< wire offset where suffix i starts
     std::size_t count = 0;
 
     /// `wire` must be a valid root-terminated uncompressed name.

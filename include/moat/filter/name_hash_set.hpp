@@ -39,26 +39,46 @@ public:
 
     /// Index of `hash`, or kNotFound. Never allocates.
     [[nodiscard]] std::uint32_t find(std::uint64_t hash) const noexcept {
+        return find_in(probe(hash), hash);
+    }
+
+    // A lookup in three steps, for callers that look up several hashes at once (the suffixes
+    // of a query name): prefetch() every directory word, then probe() every bucket, which also
+    // prefetches its keys, then find_in() each. The cache misses of all the lookups then
+    // overlap instead of queuing one after another (two rounds of memory latency, not two per
+    // suffix).
+
+    /// Asks the CPU to fetch the directory word of `hash`.
+    void prefetch(std::uint64_t hash) const noexcept {
+        if (!directory_.empty()) {
+            __builtin_prefetch(&directory_[bucket_of(hash)]);
+        }
+    }
+    /// The range of entries that may hold `hash`.
+    /// (No member initialisers: arrays of probes are filled as needed, not zeroed first.)
+    struct Probe {
+        std::uint32_t begin;
+        std::uint32_t end;
+    };
+    /// Reads the directory for `hash` and asks the CPU to fetch the first of its keys.
+    [[nodiscard]] Probe probe(std::uint64_t hash) const noexcept {
         if (directory_.empty()) {
-            return kNotFound;
+            return {0, 0};
         }
         const std::size_t bucket = bucket_of(hash);
-        const std::uint32_t end = directory_[bucket + 1];
-        for (std::uint32_t i = directory_[bucket]; i < end; ++i) {
+        const Probe p{directory_[bucket], directory_[bucket + 1]};
+        __builtin_prefetch(keys_.data() + p.begin);
+        return p;
+    }
+    /// Index of `hash` within a probe of it, or kNotFound.
+    [[nodiscard]] std::uint32_t find_in(Probe p, std::uint64_t hash) const noexcept {
+        for (std::uint32_t i = p.begin; i < p.end; ++i) {
             const std::uint64_t k = keys_[i];
             if (k >= hash) {
                 return k == hash ? i : kNotFound;
             }
         }
         return kNotFound;
-    }
-
-    /// Hints the CPU to fetch the directory word `find(hash)` starts from, so that lookups of
-    /// several suffixes overlap their cache misses.
-    void prefetch(std::uint64_t hash) const noexcept {
-        if (!directory_.empty()) {
-            __builtin_prefetch(&directory_[bucket_of(hash)]);
-        }
     }
 
     [[nodiscard]] std::uint16_t list(std::uint32_t index) const noexcept {
