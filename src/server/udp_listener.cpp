@@ -3,16 +3,23 @@
 #include <spdlog/spdlog.h>
 
 #include <asio/ip/v6_only.hpp>
+#include <asio/post.hpp>
+#include <cerrno>
+#include <cstring>
 
 #include "moat/upstream/address.hpp"
 
 namespace moat::server {
 
 using upstream::from_asio;
-using upstream::to_asio;
 
 UdpListener::UdpListener(asio::io_context& io, asio::ip::udp::endpoint endpoint, QueryPath& path)
-    : socket_(io), endpoint_(std::move(endpoint)), path_(path), buffer_(65535) {}
+    : io_(io),
+      socket_(io),
+      endpoint_(std::move(endpoint)),
+      path_(path),
+      in_(kBatch * kInSlotBytes),
+      out_(kBatch * kOutSlotBytes) {}
 
 tl::expected<void, std::string> UdpListener::start() {
     std::error_code ec;
@@ -26,11 +33,14 @@ tl::expected<void, std::string> UdpListener::start() {
         ec.clear();
         socket_.bind(endpoint_, ec);
     }
+    if (!ec) {
+        socket_.non_blocking(true, ec);  // recvmmsg/sendmmsg below must never block the loop
+    }
     if (ec) {
         return tl::unexpected("udp " + endpoint_.address().to_string() + ":" +
                               std::to_string(endpoint_.port()) + ": " + ec.message());
     }
-    receive();
+    wait_readable();
     return {};
 }
 
@@ -38,6 +48,122 @@ void UdpListener::stop_receiving() {
     receiving_ = false;
     std::error_code ignored;
     socket_.cancel(ignored);
+}
+
+void UdpListener::wait_readable() {
+    socket_.async_wait(asio::socket_base::wait_read, [this](const std::error_code& ec) {
+        if (!receiving_ || ec == asio::error::operation_aborted) {
+            return;
+        }
+        if (ec) {
+            spdlog::debug("udp: wait error: {}", ec.message());
+        }
+        drain();
+    });
+}
+
+void UdpListener::drain() {
+    if (!receiving_) {
+        return;
+    }
+    for (std::size_t turn = 0; turn < kBatchesPerTurn; ++turn) {
+        const std::size_t n = receive_batch();
+        for (std::size_t i = 0; i < n; ++i) {
+            handle(i);
+        }
+        flush_answers();
+        if (n < kBatch) {
+            // Empty (or nearly): the next datagram is a new readiness event.
+            wait_readable();
+            return;
+        }
+    }
+    // Still datagrams waiting after a full turn: let timers, TCP and upstream answers run,
+    // then continue. (Waiting for readiness instead could stall: the poller reports edges.)
+    asio::post(io_, [this] { drain(); });
+}
+
+std::size_t UdpListener::receive_batch() {
+    for (std::size_t i = 0; i < kBatch; ++i) {
+        in_iov_[i] = {in_.data() + i * kInSlotBytes, kInSlotBytes};
+        msghdr& h = in_msgs_[i].msg_hdr;
+        h = {};
+        h.msg_name = &in_from_[i];
+        h.msg_namelen = sizeof(sockaddr_storage);
+        h.msg_iov = &in_iov_[i];
+        h.msg_iovlen = 1;
+        in_msgs_[i].msg_len = 0;
+    }
+    const int got =
+        ::recvmmsg(socket_.native_handle(), in_msgs_.data(), kBatch, MSG_DONTWAIT, nullptr);
+    if (got < 0) {
+        if (errno != EAGAIN && errno != EWOULDBLOCK && errno != EINTR) {
+            spdlog::debug("udp: receive error: {}",
+                          std::strerror(errno));  // NOLINT(concurrency-mt-unsafe)
+        }
+        return 0;
+    }
+    return static_cast<std::size_t>(got);
+}
+
+void UdpListener::handle(std::size_t slot) {
+    const mmsghdr& m = in_msgs_[slot];
+    asio::ip::udp::endpoint from;
+    const socklen_t from_length = m.msg_hdr.msg_namelen;
+    if (from_length > from.capacity()) {
+        return;
+    }
+    std::memcpy(from.data(), &in_from_[slot], from_length);
+    from.resize(from_length);
+    const engine::Client client{from_asio(from.address()), from.port(), engine::Transport::udp};
+    const auto query = std::span<const std::uint8_t>(in_.data() + slot * kInSlotBytes, m.msg_len);
+    const auto handled = path_.handle(query, client, [this, from] {
+        return ReplyFn([this, from](std::span<const std::uint8_t> answer) { send(answer, from); });
+    });
+    if (!handled.deferred && !handled.answer.empty()) {
+        queue_answer(handled.answer, in_from_[slot], from_length);
+    }
+}
+
+void UdpListener::queue_answer(std::span<const std::uint8_t> answer, const sockaddr_storage& to,
+                               socklen_t to_length) {
+    if (answer.size() > kOutSlotBytes) {
+        asio::ip::udp::endpoint peer;
+        std::memcpy(peer.data(), &to, to_length);
+        peer.resize(to_length);
+        send(answer, peer);
+        return;
+    }
+    const std::size_t i = out_count_++;
+    std::memcpy(out_.data() + i * kOutSlotBytes, answer.data(), answer.size());
+    out_to_[i] = to;
+    out_iov_[i] = {out_.data() + i * kOutSlotBytes, answer.size()};
+    msghdr& h = out_msgs_[i].msg_hdr;
+    h = {};
+    h.msg_name = &out_to_[i];
+    h.msg_namelen = to_length;
+    h.msg_iov = &out_iov_[i];
+    h.msg_iovlen = 1;
+}
+
+void UdpListener::flush_answers() {
+    std::size_t sent = 0;
+    while (sent < out_count_) {
+        const int n = ::sendmmsg(socket_.native_handle(), out_msgs_.data() + sent,
+                                 static_cast<unsigned>(out_count_ - sent), MSG_DONTWAIT);
+        if (n <= 0) {
+            if (n < 0 && errno == EINTR) {
+                continue;
+            }
+            // A full send buffer or an unreachable client: UDP answers are best effort, as a
+            // plain send would be.
+            spdlog::debug("udp: cannot answer {} queries: {}", out_count_ - sent,
+                          std::strerror(errno));  // NOLINT(concurrency-mt-unsafe)
+            break;
+        }
+        sent += static_cast<std::size_t>(n);
+    }
+    out_count_ = 0;
 }
 
 void UdpListener::send(std::span<const std::uint8_t> answer, const asio::ip::udp::endpoint& to) {
@@ -49,30 +175,6 @@ void UdpListener::send(std::span<const std::uint8_t> answer, const asio::ip::udp
     if (ec) {
         spdlog::debug("udp: cannot answer {}: {}", to.address().to_string(), ec.message());
     }
-}
-
-void UdpListener::receive() {
-    socket_.async_receive_from(
-        asio::buffer(buffer_), sender_, [this](const std::error_code& ec, std::size_t n) {
-            if (!receiving_ || ec == asio::error::operation_aborted) {
-                return;
-            }
-            if (!ec) {
-                const engine::Client client{from_asio(sender_.address()), sender_.port(),
-                                            engine::Transport::udp};
-                const auto handled =
-                    path_.handle(std::span(buffer_.data(), n), client, [this, to = sender_] {
-                        return ReplyFn(
-                            [this, to](std::span<const std::uint8_t> answer) { send(answer, to); });
-                    });
-                if (!handled.deferred) {
-                    send(handled.answer, sender_);
-                }
-            } else {
-                spdlog::debug("udp: receive error: {}", ec.message());
-            }
-            receive();
-        });
 }
 
 }  // namespace moat::server
