@@ -20,11 +20,12 @@ std::chrono::microseconds micros_since(std::chrono::steady_clock::time_point t) 
 
 }  // namespace
 
-Flight::Flight(Forwarder& owner, asio::io_context& io, std::shared_ptr<RouteState> route,
-               Options options, std::vector<std::uint8_t> query, std::string key,
-               RandomSource& random, std::shared_ptr<Stats> stats)
+Flight::Flight(Forwarder& owner, asio::io_context& io, UdpPool& pool,
+               std::shared_ptr<RouteState> route, Options options, std::vector<std::uint8_t> query,
+               std::string key, RandomSource& random, std::shared_ptr<Stats> stats)
     : owner_(&owner),
       io_(io),
+      pool_(pool),
       route_(std::move(route)),
       options_(std::move(options)),
       query_(std::move(query)),
@@ -33,6 +34,12 @@ Flight::Flight(Forwarder& owner, asio::io_context& io, std::shared_ptr<RouteStat
       stats_(std::move(stats)),
       total_timer_(io),
       attempt_timer_(io) {}
+
+Flight::~Flight() {
+    for (auto& a : udp_) {
+        close(*a);  // after finish() there is nothing left to cancel
+    }
+}
 
 void Flight::start() {
     if (done_) {
@@ -89,51 +96,38 @@ void Flight::next_attempt() {
 
 bool Flight::start_udp(std::size_t server) {
     const ServerAddress& addr = route_->servers()[server].address;
-    auto a = std::make_unique<UdpAttempt>(io_);
+    auto a = std::make_unique<UdpAttempt>(*this, server);
     a->server = {to_asio(addr.address), addr.port};
-    a->server_index = server;
-    a->sent = with_new_id();
-    a->buffer.resize(65535);
-    std::error_code ec;
-    a->socket.open(addr.address.v6 ? asio::ip::udp::v6() : asio::ip::udp::v4(), ec);
-    if (!ec) {  // port 0: the kernel picks a random ephemeral source port
-        a->socket.bind({addr.address.v6 ? asio::ip::udp::v6() : asio::ip::udp::v4(), 0}, ec);
-    }
-    if (!ec) {
-        a->started = Clock::now();
-        a->socket.send_to(asio::buffer(a->sent), a->server, 0, ec);
-    }
-    if (ec) {
+    a->sent = query_;  // the pool writes the ID
+    a->started = Clock::now();
+    if (const std::error_code ec = pool_.send(a->server, a->sent, *a, a->ticket)) {
         spdlog::debug("upstream: cannot send to {}: {}", route_->servers()[server].text,
                       ec.message());
         return false;
     }
     Stats::bump(stats_->sent);
     udp_.push_back(std::move(a));
-    receive(*udp_.back());
     return true;
 }
 
-void Flight::receive(UdpAttempt& a) {
-    a.socket.async_receive_from(
-        asio::buffer(a.buffer), a.from,
-        [self = shared_from_this(), &a](const std::error_code& ec, std::size_t n) {
-            if (!ec && !self->done_ && a.open) {
-                self->on_datagram(a, n);
-            }
-        });
+void Flight::close(UdpAttempt& a) noexcept {
+    a.open = false;
+    pool_.cancel(a.ticket);
 }
 
-void Flight::on_datagram(UdpAttempt& a, std::size_t n) {
-    const std::string& text = route_->servers()[a.server_index].text;
-    if (a.from != a.server) {
-        Stats::bump(stats_->ignored);
-        spdlog::debug("upstream: ignored a datagram from {}:{} (expected {})",
-                      a.from.address().to_string(), a.from.port(), text);
-        receive(a);
+void Flight::on_datagram(UdpAttempt& a, std::span<const std::uint8_t> reply,
+                         const asio::ip::udp::endpoint& from) {
+    if (done_ || !a.open) {
         return;
     }
-    const std::span<const std::uint8_t> reply(a.buffer.data(), n);
+    auto keep_alive = shared_from_this();  // finish() may drop the owner's reference
+    const std::string& text = route_->servers()[a.server_index].text;
+    if (from != a.server) {
+        Stats::bump(stats_->ignored);
+        spdlog::debug("upstream: ignored a datagram from {}:{} (expected {})",
+                      from.address().to_string(), from.port(), text);
+        return;
+    }
     const ReplyCheck check = check_reply(a.sent, reply);
     switch (check) {
         case ReplyCheck::accept:
@@ -143,8 +137,7 @@ void Flight::on_datagram(UdpAttempt& a, std::size_t n) {
         case ReplyCheck::truncated:
             Stats::bump(stats_->tcp_retries);
             spdlog::debug("upstream: {} truncated the answer; retrying over TCP", text);
-            a.open = false;
-            a.socket.close();
+            close(a);
             start_tcp(a.server_index);
             if (a.server_index == current_server_) {
                 arm_attempt_timer();
@@ -153,8 +146,7 @@ void Flight::on_datagram(UdpAttempt& a, std::size_t n) {
         case ReplyCheck::error_rcode:
             Stats::bump(stats_->error_rcodes);
             spdlog::debug("upstream: {} answered with an error rcode", text);
-            a.open = false;
-            a.socket.close();
+            close(a);
             attempt_failed(a.server_index, a.server_index == current_server_);
             return;
         case ReplyCheck::wrong_id:
@@ -162,7 +154,6 @@ void Flight::on_datagram(UdpAttempt& a, std::size_t n) {
         case ReplyCheck::malformed:
             Stats::bump(stats_->ignored);
             spdlog::debug("upstream: ignored an answer from {}: {}", text, to_text(check));
-            receive(a);
             return;
     }
 }
@@ -266,9 +257,7 @@ void Flight::finish(bool ok, std::span<const std::uint8_t> reply, const std::str
     total_timer_.cancel();
     attempt_timer_.cancel();
     for (auto& a : udp_) {
-        a->open = false;
-        std::error_code ignored;
-        a->socket.close(ignored);
+        close(*a);
     }
     for (auto& a : tcp_) {
         a->open = false;

@@ -17,14 +17,19 @@
 #include "moat/upstream/forwarder.hpp"
 #include "random_source.hpp"
 #include "route_state.hpp"
+#include "udp_pool.hpp"
 
 namespace moat::upstream {
 
 class Flight : public std::enable_shared_from_this<Flight> {
 public:
-    Flight(Forwarder& owner, asio::io_context& io, std::shared_ptr<RouteState> route,
+    Flight(Forwarder& owner, asio::io_context& io, UdpPool& pool, std::shared_ptr<RouteState> route,
            Options options, std::vector<std::uint8_t> query, std::string key, RandomSource& random,
            std::shared_ptr<Stats> stats);
+
+    ~Flight();
+    Flight(const Flight&) = delete;
+    Flight& operator=(const Flight&) = delete;
 
     void add_waiter(Callback done) { waiters_.push_back(std::move(done)); }
     void start();
@@ -34,14 +39,18 @@ public:
 private:
     using Clock = std::chrono::steady_clock;
 
-    struct UdpAttempt {
-        explicit UdpAttempt(asio::io_context& io) : socket(io) {}
-        asio::ip::udp::socket socket;
+    /// One UDP query to one server, on a socket of the pool.
+    struct UdpAttempt final : ReplySink {
+        UdpAttempt(Flight& f, std::size_t index) : flight(f), server_index(index) {}
+        void on_datagram(std::span<const std::uint8_t> reply,
+                         const asio::ip::udp::endpoint& from) override {
+            flight.on_datagram(*this, reply, from);
+        }
+        Flight& flight;
         asio::ip::udp::endpoint server;
-        asio::ip::udp::endpoint from;
         std::size_t server_index = 0;
         std::vector<std::uint8_t> sent;
-        std::vector<std::uint8_t> buffer;
+        UdpPool::Ticket ticket;
         Clock::time_point started;
         bool open = true;
     };
@@ -58,8 +67,10 @@ private:
 
     void next_attempt();
     bool start_udp(std::size_t server);
-    void receive(UdpAttempt& a);
-    void on_datagram(UdpAttempt& a, std::size_t n);
+    void on_datagram(UdpAttempt& a, std::span<const std::uint8_t> reply,
+                     const asio::ip::udp::endpoint& from);
+    /// Stops waiting for `a`'s answer.
+    void close(UdpAttempt& a) noexcept;
     void start_tcp(std::size_t server);
     void on_tcp_reply(TcpAttempt& a);
     void attempt_failed(std::size_t server, bool was_current);
@@ -69,6 +80,7 @@ private:
 
     Forwarder* owner_;
     asio::io_context& io_;
+    UdpPool& pool_;
     std::shared_ptr<RouteState> route_;
     Options options_;
     std::vector<std::uint8_t> query_;

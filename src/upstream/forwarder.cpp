@@ -5,6 +5,7 @@
 #include "flight.hpp"
 #include "random_source.hpp"
 #include "route_state.hpp"
+#include "udp_pool.hpp"
 
 namespace moat::upstream {
 namespace {
@@ -30,7 +31,8 @@ Forwarder::Forwarder(asio::io_context& io, Options options)
     : io_(io),
       options_(std::move(options)),
       routes_(make_routes(options_, {})),
-      stats_(std::make_shared<Stats>()) {}
+      stats_(std::make_shared<Stats>()),
+      pool_(std::make_unique<UdpPool>(io, random_source(), stats_)) {}
 
 Forwarder::~Forwarder() { cancel_all(); }
 
@@ -59,7 +61,7 @@ void Forwarder::forward(std::span<const std::uint8_t> query, std::size_t route, 
         asio::post(io_, [done = std::move(done)] { done(Result{}); });
         return;
     }
-    auto flight = std::make_shared<Flight>(*this, io_, routes_[route], options_,
+    auto flight = std::make_shared<Flight>(*this, io_, *pool_, routes_[route], options_,
                                            std::vector<std::uint8_t>(query.begin(), query.end()),
                                            key, random_source(), stats_);
     flight->add_waiter(std::move(done));

@@ -1,10 +1,11 @@
 // Sends queries to upstream resolvers over UDP (TCP when the answer is truncated) and hands back
 // the first acceptable answer.
 //
-// Per query: a fresh random 16-bit ID from the kernel's CSPRNG and a fresh socket on a random
-// source port; an answer counts only when it comes from the server's address and port, carries
-// that ID and the same question (name case-insensitively, type, class). Anything else is ignored
-// and counted (Stats::ignored), which keeps blind spoofing as hard as the ID and port allow.
+// Per query: a random 16-bit ID from the kernel's CSPRNG, sent on a random socket of a small
+// pool, each on a random source port and replaced after a few hundred queries (udp_pool.hpp);
+// an answer counts only when it comes from the server's address and port, carries that ID and
+// the same question (name case-insensitively, type, class). Anything else is ignored and counted
+// (Stats::ignored), which keeps blind spoofing as hard as the ID and ports allow.
 // Servers are tried per the strategy; an attempt that times out or answers SERVFAIL, REFUSED,
 // NOTIMP or FORMERR moves to the next server, while earlier attempts stay open so a late answer
 // still wins. After total_timeout, or when every server has failed, the query fails.
@@ -39,6 +40,7 @@ using Callback = std::function<void(const Result&)>;
 
 class RouteState;
 class Flight;
+class UdpPool;
 
 class Forwarder {
 public:
@@ -71,6 +73,7 @@ private:
     std::vector<std::shared_ptr<RouteState>> routes_;
     std::unordered_map<std::string, std::shared_ptr<Flight>> flights_;
     std::shared_ptr<Stats> stats_;
+    std::unique_ptr<UdpPool> pool_;  ///< the UDP sockets every query shares (udp_pool.hpp)
 };
 
 }  // namespace moat::upstream

@@ -399,7 +399,9 @@ TEST_F(ForwarderTest, UpstreamQueryHasRandomIdAndSourcePort) {
     }
     EXPECT_GE(ids.size(), kQueries - 1) << "IDs repeat";
     EXPECT_LE(client_id, 1U) << "the client's ID went upstream";
-    EXPECT_GE(ports.size(), kQueries - 1) << "source ports repeat";
+    // Queries share a pool of 16 sockets on random ports (udp_pool.hpp; the pool's own test
+    // covers the rotation): 8 queries landing on one socket has odds of 16^-7.
+    EXPECT_GE(ports.size(), 2U) << "every query left from one source port";
 }
 
 TEST_F(ForwarderTest, WrongIdFirstThenRightId) {

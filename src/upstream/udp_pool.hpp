@@ -1,0 +1,94 @@
+// The UDP sockets that queries to upstream servers go out on: a small pool per address family,
+// shared by every query, instead of one new socket per query.
+//
+// Why: a socket per query costs socket(), an ioctl, an epoll_ctl and close() on top of the send
+// and the receive, four of the seven system calls a forwarded query took (strace, see
+// docs/benchmarks.md). How it stays hard to spoof: each socket is bound by the kernel to a
+// random ephemeral port and replaced by a fresh one (a new random port) after
+// UdpPoolSizes::uses_per_socket queries; a query goes out on a random socket of the pool with a
+// random ID not in use on that socket; a datagram is handed on only when its ID is waited for on
+// that socket, and the waiter then checks the source address and port and the question
+// (reply_match.hpp). A blind spoofer must guess the ID and which of the pool's ports (dnsmasq,
+// Pi-hole's resolver, keeps a pool of random ports the same way).
+//
+// One event loop thread only, like the Forwarder that owns it.
+#pragma once
+
+#include <asio/io_context.hpp>
+#include <asio/ip/udp.hpp>
+#include <cstddef>
+#include <cstdint>
+#include <memory>
+#include <span>
+#include <system_error>
+#include <unordered_map>
+#include <vector>
+
+#include "moat/upstream/stats.hpp"
+#include "random_source.hpp"
+
+namespace moat::upstream {
+
+/// Receives the datagrams that carry the ID it waits for.
+class ReplySink {
+public:
+    ReplySink() = default;
+    ReplySink(const ReplySink&) = delete;
+    ReplySink& operator=(const ReplySink&) = delete;
+    virtual ~ReplySink() = default;
+    /// `reply` is valid during the call only.
+    virtual void on_datagram(std::span<const std::uint8_t> reply,
+                             const asio::ip::udp::endpoint& from) = 0;
+};
+
+struct UdpPoolSizes {
+    /// Sockets per address family, opened as queries need them.
+    std::size_t sockets = 16;
+    /// Queries a socket carries before it is replaced by one on a new random port.
+    std::uint32_t uses_per_socket = 256;
+};
+
+class UdpPool {
+public:
+    using Sizes = UdpPoolSizes;
+    /// Room for any answer to a query that advertises our EDNS size (1232) with margin; a longer
+    /// datagram arrives cut, fails the reply check and is ignored like other junk.
+    static constexpr std::size_t kBufferBytes = 4096;
+
+    /// Where a query went: cancel() it when the answer is in or no longer wanted.
+    struct Ticket {
+        std::shared_ptr<void> socket;  ///< keeps the socket's record alive while waited on
+        std::uint16_t id = 0;
+    };
+
+    UdpPool(asio::io_context& io, RandomSource& random, std::shared_ptr<Stats> stats,
+            Sizes sizes = {});
+    ~UdpPool();
+    UdpPool(const UdpPool&) = delete;
+    UdpPool& operator=(const UdpPool&) = delete;
+
+    /// Sends `query` to `server` with a fresh ID written into its first two octets; datagrams
+    /// with that ID on that socket go to `sink` until cancel().
+    std::error_code send(const asio::ip::udp::endpoint& server, std::vector<std::uint8_t>& query,
+                         ReplySink& sink, Ticket& ticket);
+    /// Stops delivering to the ticket's sink. Idempotent.
+    void cancel(Ticket& ticket) noexcept;
+
+private:
+    struct Socket;
+    std::shared_ptr<Socket> open_socket(bool v6, std::error_code& ec);
+    std::shared_ptr<Socket>& pick(bool v6, std::error_code& ec);
+    void receive(const std::shared_ptr<Socket>& s);
+    void dispatch(Socket& s, std::size_t n);
+    void retire(const std::shared_ptr<Socket>& s) noexcept;
+    void close_if_idle_and_retired(Socket& s) noexcept;
+
+    asio::io_context& io_;
+    RandomSource& random_;
+    std::shared_ptr<Stats> stats_;
+    Sizes sizes_;
+    std::vector<std::shared_ptr<Socket>> v4_;
+    std::vector<std::shared_ptr<Socket>> v6_;
+};
+
+}  // namespace moat::upstream
