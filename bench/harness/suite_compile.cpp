@@ -1,0 +1,177 @@
+// compile: list text through the Compiler as a rebuild does it (open_list, feed in 64 KiB
+// chunks, close_list, build) over three lists of N/3 distinct names each, one per common
+// syntax: hosts "0.0.0.0 name", plain domains "name", AdBlock "||name^". Lines per second
+// (median of 3 runs) and the memory a rebuild needs beyond what the process held before it:
+// VmHWM is reset after the text is generated, VmRSS read, the compile run, VmHWM read.
+#include <algorithm>
+#include <array>
+#include <chrono>
+#include <string>
+
+#include "blocklist.hpp"
+#include "memory.hpp"
+#include "moat/filter/compiler.hpp"
+#include "suites.hpp"
+
+namespace moat::bench {
+namespace {
+
+constexpr int kRuns = 3;
+constexpr double kLinesPerSecondLimit = 10e6;
+constexpr double kSlackMib = 1.0;
+
+struct ListText {
+    const char* label;
+    filter::ListFormat format;
+    std::string text;
+    std::size_t lines = 0;
+};
+
+std::array<ListText, 3> make_lists(std::size_t domains, std::uint64_t seed) {
+    std::array<ListText, 3> lists = {{
+        {"hosts", filter::ListFormat::hosts, {}, 0},
+        {"domains", filter::ListFormat::domains, {}, 0},
+        {"adblock", filter::ListFormat::adblock, {}, 0},
+    }};
+    NameList names = generate_listed(domains, seed ^ 0xC0C0ULL);
+    for (std::size_t l = 0; l < lists.size(); ++l) {
+        const std::size_t begin = names.size() * l / lists.size();
+        const std::size_t end = names.size() * (l + 1) / lists.size();
+        std::string& text = lists[l].text;
+        text.reserve((end - begin) * 32);
+        for (std::size_t i = begin; i < end; ++i) {
+            switch (lists[l].format) {
+                case filter::ListFormat::hosts:
+                    text.append("0.0.0.0 ").append(names[i]).push_back('\n');
+                    break;
+                case filter::ListFormat::adblock:
+                    text.append("||").append(names[i]).append("^\n");
+                    break;
+                default: text.append(names[i]).push_back('\n'); break;
+            }
+        }
+        lists[l].lines = end - begin;
+    }
+    return lists;
+}
+
+struct CompileRun {
+    double seconds = 0;
+    std::size_t snapshot_bytes = 0;
+    std::size_t name_rules = 0;
+    std::uint64_t entries = 0;
+    std::uint64_t invalid = 0;
+    ProcessMemory before;
+    ProcessMemory after;
+    bool peak_reset = false;
+};
+
+CompileRun compile_once(const std::array<ListText, 3>& lists) {
+    CompileRun run;
+    trim_heap();  // the baseline is live memory, not free pages the compile could reuse unseen
+    run.peak_reset = reset_peak_memory();
+    run.before = read_process_memory();
+    const auto t0 = std::chrono::steady_clock::now();
+    std::shared_ptr<const filter::Snapshot> snapshot;
+    {
+        filter::Compiler c;
+        std::uint32_t id = 1;
+        for (const ListText& l : lists) {
+            auto list = c.open_list({id++, l.label, filter::ListKind::block, l.format, false});
+            if (!list) {
+                abort_run("compile", "Compiler::open_list failed");
+            }
+            for (std::size_t at = 0; at < l.text.size(); at += kFeedChunk) {
+                if (!c.feed(*list, std::string_view(l.text).substr(at, kFeedChunk))) {
+                    abort_run("compile", "Compiler::feed failed");
+                }
+            }
+            if (!c.close_list(*list)) {
+                abort_run("compile", "Compiler::close_list failed");
+            }
+            run.entries += c.stats(*list).entries;
+            run.invalid += c.stats(*list).invalid;
+        }
+        auto built = std::move(c).build();
+        if (!built) {
+            abort_run("compile", std::string("build failed: ") + filter::reason(built.error()));
+        }
+        snapshot = std::move(*built);
+    }
+    run.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+    run.after = read_process_memory();
+    run.snapshot_bytes = snapshot->memory_bytes();
+    run.name_rules = snapshot->name_rules();
+    return run;  // the snapshot is freed here, before the next run
+}
+
+/// The peak above the pre-compile RSS, when both figures exist and the peak was reset.
+std::optional<double> peak_above(const CompileRun& r) {
+    if (!r.peak_reset || !r.before.rss_mib || !r.after.hwm_mib) {
+        return std::nullopt;
+    }
+    return *r.after.hwm_mib - *r.before.rss_mib;
+}
+
+}  // namespace
+
+void run_compile(const Options& options, Report& report) {
+    const auto domains = static_cast<std::size_t>(options.domains);
+    report.title("compile", format("three block lists of N/3 distinct names each (hosts "
+                                   "\"0.0.0.0 name\", domains \"name\", adblock \"||name^\"), "
+                                   "%zu lines, fed in 64 KiB chunks; %d runs",
+                                   domains, kRuns));
+    const std::array<ListText, 3> lists = make_lists(domains, options.seed);
+    std::size_t lines = 0;
+    std::size_t text_bytes = 0;
+    for (const ListText& l : lists) {
+        lines += l.lines;
+        text_bytes += l.text.size();
+    }
+    std::array<CompileRun, kRuns> runs{};
+    std::array<double, kRuns> rates{};
+    double worst_peak = 0;
+    bool have_peak = true;
+    for (int i = 0; i < kRuns; ++i) {
+        const CompileRun& r = runs[static_cast<std::size_t>(i)] = compile_once(lists);
+        rates[static_cast<std::size_t>(i)] = static_cast<double>(lines) / r.seconds;
+        const auto peak = peak_above(r);
+        have_peak = have_peak && peak.has_value();
+        worst_peak = std::max(worst_peak, peak.value_or(0));
+        report.line(
+            format("run %d: %.3f s, %.2fM lines/s; VmRSS before %s, VmHWM after %s, "
+                   "peak above before %s; snapshot %.1f MiB",
+                   i + 1, r.seconds, rates[static_cast<std::size_t>(i)] / 1e6,
+                   mib_text(r.before.rss_mib).c_str(), mib_text(r.after.hwm_mib).c_str(),
+                   mib_text(peak).c_str(), to_mib(static_cast<double>(r.snapshot_bytes))));
+        if (r.name_rules == 0 || r.entries != lines) {
+            abort_run("compile",
+                      format("%llu entries from %zu lines, %zu name rules",
+                             static_cast<unsigned long long>(r.entries), lines, r.name_rules));
+        }
+    }
+    const CompileRun& last = runs.back();
+    report.line(
+        format("sanity: entries %llu/%zu lines, invalid %llu, distinct name rules %zu; "
+               "list text %.1f MiB (held during every run)",
+               static_cast<unsigned long long>(last.entries), lines,
+               static_cast<unsigned long long>(last.invalid), last.name_rules,
+               to_mib(static_cast<double>(text_bytes))));
+    std::sort(rates.begin(), rates.end());
+    const double median = rates[kRuns / 2];
+    report.timing_target("compile", median >= kLinesPerSecondLimit,
+                         format("%.2fM lines/s (median of %d) >= %.0fM lines/s", median / 1e6,
+                                kRuns, kLinesPerSecondLimit / 1e6));
+    const double snapshot_mib = to_mib(static_cast<double>(last.snapshot_bytes));
+    const std::string peak_text = format(
+        "rebuild peak above steady state %.1f MiB <= 1 snapshot (%.1f MiB) + %.0f MiB "
+        "slack (worst of %d runs)",
+        worst_peak, snapshot_mib, kSlackMib, kRuns);
+    if (have_peak) {
+        report.target("compile", worst_peak <= snapshot_mib + kSlackMib, peak_text);
+    } else {
+        report.info("compile", "rebuild peak n/a (VmHWM cannot be reset or read)");
+    }
+}
+
+}  // namespace moat::bench
