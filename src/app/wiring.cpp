@@ -34,6 +34,14 @@ engine::EngineOptions engine_options(const config::Config& c) {
     o.blocking.custom_ipv4 = c.blocking.custom_ipv4;
     o.blocking.custom_ipv6 = c.blocking.custom_ipv6;
     o.blocking.ttl = seconds(c.blocking.blocked_ttl);
+    o.blocking.cname_inspection = c.blocking.cname_inspection;
+    o.block_icloud_private_relay = c.blocking.block_icloud_private_relay;
+    o.rebind_protection = c.blocking.rebind_protection;
+    for (const std::string& d : c.blocking.rebind_allow) {
+        if (auto name = wire::Name::from_text(d)) {
+            o.rebind_allowed.push_back(*name);
+        }
+    }
     for (const config::ConditionalForward& f : c.upstream.conditional) {
         engine::ConditionalRoute route;
         for (const std::string& d : f.domains) {

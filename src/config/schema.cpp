@@ -156,6 +156,14 @@ void read_blocking(TableReader& t, BlockingConfig& out) {
                           "\"" + out.custom_ipv6.to_text() + "\" is not an IPv6 address");
     }
     t.seconds("blocked_ttl", out.blocked_ttl, Sec{0}, kDay);
+    t.boolean("cname_inspection", out.cname_inspection);
+    t.boolean("block_icloud_private_relay", out.block_icloud_private_relay);
+    t.boolean("rebind_protection", out.rebind_protection);
+    t.array("rebind_allow", 0, [&](const Node& n, const std::string& p) {
+        if (auto d = read_domain(t.context(), n, p)) {
+            out.rebind_allow.push_back(*d);
+        }
+    });
 }
 
 void read_cache(TableReader& t, CacheConfig& out) {

@@ -5,12 +5,16 @@
 #include <cstring>
 #include <string_view>
 
+#include "cname_inspection.hpp"
 #include "forward_query.hpp"
 #include "moat/core/bytes.hpp"
 #include "moat/wire/header.hpp"
 #include "moat/wire/message_view.hpp"
+#include "name_match.hpp"
 #include "query_edns.hpp"
+#include "rebinding.hpp"
 #include "responses.hpp"
+#include "special_names.hpp"
 
 namespace moat::engine {
 namespace {
@@ -20,22 +24,6 @@ using wire::Rcode;
 
 constexpr std::uint16_t kAxfr = 252;  // zone transfers are for authoritative servers
 constexpr std::uint16_t kIxfr = 251;
-
-/// True when `name` is `zone` or below it; both lower-cased uncompressed wire names.
-bool is_under(std::span<const std::uint8_t> name, std::span<const std::uint8_t> zone) noexcept {
-    std::size_t pos = 0;
-    while (pos < name.size()) {
-        if (name.size() - pos == zone.size() &&
-            std::equal(zone.begin(), zone.end(), name.begin() + static_cast<std::ptrdiff_t>(pos))) {
-            return true;
-        }
-        if (name[pos] == 0) {
-            break;
-        }
-        pos += name[pos] + 1U;
-    }
-    return false;
-}
 
 wire::Name name_of(std::string_view text) { return *wire::Name::from_text(text); }
 
@@ -90,7 +78,8 @@ Engine::Engine(EngineOptions options, LocalZone local, const filter::SnapshotPub
       local_(std::move(local)),
       snapshots_(snapshots),
       cache_(std::move(cache)),
-      private_reverse_zones_(private_reverse_zones()) {
+      private_reverse_zones_(private_reverse_zones()),
+      special_(std::make_unique<SpecialNames>(options_.block_icloud_private_relay)) {
     // The loopback addresses have a name (RFC 6761 §6.3); a config PTR for them wins.
     if (local_.find(reverse_name(IpAddress::v4_of(127, 0, 0, 1)).wire()) == nullptr) {
         local_.add_name_record(reverse_name(IpAddress::v4_of(127, 0, 0, 1)), wire::RrType::ptr,
@@ -104,6 +93,8 @@ Engine::Engine(EngineOptions options, LocalZone local, const filter::SnapshotPub
     scratch_.resize(wire::kMaxMessageSize);
     rdata_buf_.resize(wire::kMaxMessageSize);
 }
+
+Engine::~Engine() = default;
 
 bool Engine::allowed(const IpAddress& address) const noexcept {
     const IpAddress plain = address.unmapped();
@@ -233,6 +224,13 @@ Decision Engine::answer_question(const wire::MessageView& view, const wire::Ques
     if (const auto* records = local_.find(lower.wire())) {
         return respond(Outcome::local, write_local(out, to, *records, &local_, options_.local_ttl));
     }
+    switch (special_->classify(lower.wire())) {
+        case SpecialAnswer::nxdomain:
+            return respond(Outcome::local, write_empty(out, to, Rcode::nxdomain, true));
+        case SpecialAnswer::nodata:
+            return respond(Outcome::local, write_empty(out, to, Rcode::noerror, true));
+        case SpecialAnswer::none: break;
+    }
 
     const std::shared_ptr<const filter::Snapshot> snapshot = snapshots_.current();
     const filter::Verdict verdict = snapshot->match(q.qname);
@@ -285,6 +283,24 @@ Decision Engine::complete(const Pending& pending, std::span<const std::uint8_t> 
     if (n == 0 || n > out.size()) {
         return fail(pending, out);
     }
+    if (options_.blocking.cname_inspection && pending.verdict.action != filter::Action::allowed) {
+        const filter::Verdict v =
+            blocked_cname_target(std::span(scratch_.data(), n), *snapshots_.current());
+        if (v.action == filter::Action::blocked) {
+            // Not cached: a cache hit is served without this check.
+            Decision d = count(respond(
+                Outcome::blocked, write_blocked(out, reply_to(pending, options_.udp_payload_size),
+                                                options_.blocking)));
+            d.verdict = v;
+            return d;
+        }
+    }
+    if (rebinding(pending, std::span(scratch_.data(), n))) {
+        // Not cached, like a CNAME-blocked answer: a cache hit is served without this check.
+        return count(
+            respond(Outcome::blocked, write_empty(out, reply_to(pending, options_.udp_payload_size),
+                                                  Rcode::noerror, false, ExtendedError::filtered)));
+    }
     if (cache_) {
         (void)cache_->insert(pending.key, std::span(scratch_.data(), n));  // Errc: not cacheable
     }
@@ -299,6 +315,18 @@ Decision Engine::complete(const Pending& pending, std::span<const std::uint8_t> 
                       finish_for_client(out, n, to, ExtendedError::none, scratch_, rdata_buf_)));
     d.verdict = pending.verdict;
     return d;
+}
+
+bool Engine::rebinding(const Pending& pending, std::span<const std::uint8_t> answer) const {
+    if (!options_.rebind_protection || pending.route != 0) {
+        return false;  // conditional routes lead to the home's own names and addresses
+    }
+    const std::span<const std::uint8_t> name(pending.key.name().data(), pending.key.name().size());
+    if (std::any_of(options_.rebind_allowed.begin(), options_.rebind_allowed.end(),
+                    [&](const wire::Name& d) { return is_under(name, d.wire()); })) {
+        return false;
+    }
+    return has_internal_address(answer);
 }
 
 Decision Engine::fail(const Pending& pending, std::span<std::uint8_t> out) {

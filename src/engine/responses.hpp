@@ -19,6 +19,7 @@ enum class ExtendedError : std::uint16_t {
     none = 0xFFFF,
     stale_answer = 3,
     blocked = 15,
+    filtered = 17,
     prohibited = 18,
     no_reachable_authority = 22,
 };

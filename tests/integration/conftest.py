@@ -407,11 +407,23 @@ class FakeUpstream:
             r.set_rcode(dns.rcode.FORMERR)
             return r
         qname = q.question[0].name
-        key = (qname.to_text().lower(), q.question[0].rdtype)
+        rdtype = q.question[0].rdtype
+        # Follow CNAMEs among our own records, as a recursive resolver's answer would (at most 8).
+        for _ in range(8):
+            cname_key = (qname.to_text().lower(), dns.rdatatype.CNAME)
+            if (qname.to_text().lower(), rdtype) in self.records or cname_key not in self.records \
+                    or rdtype == dns.rdatatype.CNAME:
+                break
+            ttl, (target,) = self.records[cname_key]
+            r.answer.append(dns.rrset.from_text(qname, ttl, "IN", "CNAME", target))
+            qname = dns.name.from_text(target)
+        key = (qname.to_text().lower(), rdtype)
         if key in self.records:
             ttl, rdatas = self.records[key]
-            r.answer.append(dns.rrset.from_text_list(qname, ttl, "IN", q.question[0].rdtype, rdatas))
+            r.answer.append(dns.rrset.from_text_list(qname, ttl, "IN", rdtype, rdatas))
             return r
+        if r.answer:
+            return r  # a chain that ends in no data
         soa = dns.rrset.from_text("test.", 60, "IN", "SOA", FAKE_SOA)
         if not any(k[0] == key[0] for k in self.records):
             r.set_rcode(dns.rcode.NXDOMAIN)

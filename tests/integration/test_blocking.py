@@ -178,3 +178,64 @@ def test_blocking_modes(tmp_path, upstream, moat, mode):
             assert not r.answer
     assert upstream.queries("blocked.example.test") == []
     assert_forwarded(d, upstream, "free.example.test")
+
+
+def test_cname_into_a_blocked_name_is_blocked(tmp_path, upstream, moat):
+    # A first-party name that CNAMEs to a tracker (CNAME cloaking): blocked as the tracker is.
+    upstream.add("metrics.shop.test", "CNAME", "shop.tracker.test.")
+    upstream.add("shop.tracker.test", "CNAME", "edge.cdn.test.")
+    upstream.add("edge.cdn.test", "A", UPSTREAM_V4)
+    upstream.add("www.shop.test", "CNAME", "edge.cdn.test.")
+    cfg = lists_config(tmp_path, upstream,
+                       blocklists=[("trackers", "||tracker.test^\n", {})],
+                       blocking={"mode": "null", "blocked_ttl": "3s"})
+    d = moat(cfg)
+    r = d.query("metrics.shop.test", "A", use_edns=0)
+    assert rcode_name(r) == "NOERROR"
+    assert answer_values(r, "A") == ["0.0.0.0"], f"cloaked tracker answered: {r.answer}"
+    assert answer_ttls(r) == [3]
+    assert any(getattr(o, "code", None) == 15 for o in r.options if o.otype == 15), \
+        "EDE 15 (Blocked) expected"
+    assert upstream.queries("metrics.shop.test", "A"), "the chain is only known from upstream"
+    # Not cached: asked again, it goes upstream again (and is blocked again).
+    upstream.clear()
+    assert answer_values(d.query("metrics.shop.test", "A"), "A") == ["0.0.0.0"]
+    assert upstream.queries("metrics.shop.test", "A")
+    # A chain through unblocked names is answered as upstream gave it.
+    r = d.query("www.shop.test", "A")
+    assert answer_values(r, "A") == [UPSTREAM_V4]
+    assert [rr.rdtype for rr in r.answer][0] == 5  # CNAME first
+
+
+def test_cname_inspection_off_and_allowlisted_names_pass(tmp_path, upstream, moat):
+    upstream.add("metrics.shop.test", "CNAME", "shop.tracker.test.")
+    upstream.add("shop.tracker.test", "A", UPSTREAM_V4)
+    upstream.add("stats.shop.test", "CNAME", "shop.tracker.test.")
+    cfg = lists_config(tmp_path, upstream,
+                       blocklists=[("trackers", "||tracker.test^\n", {})],
+                       allowlists=[("mine", "stats.shop.test\n", {})])
+    d = moat(cfg)
+    # The allowlisted name keeps its answer even though it leads to a blocked one.
+    assert answer_values(d.query("stats.shop.test", "A"), "A") == [UPSTREAM_V4]
+    assert answer_values(d.query("metrics.shop.test", "A"), "A") == ["0.0.0.0"]
+    cfg["blocking"] = {"cname_inspection": False}
+    d2 = moat(cfg)
+    assert answer_values(d2.query("metrics.shop.test", "A"), "A") == [UPSTREAM_V4]
+
+
+def test_rebinding_protection(tmp_path, upstream, moat):
+    upstream.add("evil.test", "A", "192.168.1.1")
+    upstream.add("fine.test", "A", UPSTREAM_V4)
+    upstream.add("10-0-0-5.abc.plex.test", "A", "10.0.0.5")
+    cfg = base_config(upstream, blocking={"rebind_protection": True, "rebind_allow": ["plex.test"]})
+    d = moat(cfg)
+    r = d.query("evil.test", "A", use_edns=0)
+    assert rcode_name(r) == "NOERROR" and not r.answer, f"internal address passed: {r.answer}"
+    # (dnspython: otype 15 is the EDE option; its code 17 is Filtered)
+    assert any(getattr(o, "code", None) == 17 for o in r.options if o.otype == 15), \
+        "EDE 17 (Filtered) expected"
+    assert answer_values(d.query("fine.test", "A"), "A") == [UPSTREAM_V4]
+    assert answer_values(d.query("10-0-0-5.abc.plex.test", "A"), "A") == ["10.0.0.5"]
+    # Off (the default): passed on.
+    d2 = moat(base_config(upstream))
+    assert answer_values(d2.query("evil.test", "A"), "A") == ["192.168.1.1"]

@@ -87,6 +87,10 @@ struct BlockingConfig {
     IpAddress custom_ipv4 = IpAddress::v4_of(0, 0, 0, 0);  ///< must be IPv4
     IpAddress custom_ipv6{{}, true};                       ///< must be IPv6; default ::
     std::chrono::seconds blocked_ttl{2};                   ///< TTL of blocked answers, 0s..1d
+    bool cname_inspection = true;  ///< block answers whose CNAME chain leads to a blocked name
+    bool block_icloud_private_relay = true;  ///< NXDOMAIN for mask(-h2).icloud.com
+    bool rebind_protection = false;          ///< refuse internal addresses for public names
+    std::vector<std::string> rebind_allow;   ///< domains exempt (lower-case, no trailing dot)
 
     friend bool operator==(const BlockingConfig&, const BlockingConfig&) = default;
 };

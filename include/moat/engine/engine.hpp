@@ -12,8 +12,9 @@
 //   }
 //
 // Per query, in order (docs/daemon.md): parse (FORMERR / drop / NOTIMP) → access control
-// (REFUSED) → EDNS (BADVERS) → localhost and local records → blocklist snapshot → answer cache →
-// private reverse zones → forward. Answers are written with wire::MessageBuilder or copied from
+// (REFUSED) → EDNS (BADVERS) → localhost and local records → special-use names → blocklist
+// snapshot → answer cache → private reverse zones → forward (and CNAME inspection of the
+// upstream's answer). Answers are written with wire::MessageBuilder or copied from
 // the cache into the caller's buffer; UDP answers larger than the client may receive are rebuilt
 // up to a whole record with TC set.
 //
@@ -42,7 +43,8 @@
 
 namespace moat::engine {
 
-struct ReplyTo;  // src/engine/responses.hpp
+struct ReplyTo;      // src/engine/responses.hpp
+class SpecialNames;  // src/engine/special_names.hpp
 
 enum class Action : std::uint8_t {
     respond,  ///< send the `size` octets at the start of `out`
@@ -83,6 +85,9 @@ public:
     /// `snapshots` must outlive the engine; `cache` may be null (caching off).
     Engine(EngineOptions options, LocalZone local, const filter::SnapshotPublisher& snapshots,
            std::shared_ptr<cache::Cache> cache);
+    ~Engine();
+    Engine(const Engine&) = delete;
+    Engine& operator=(const Engine&) = delete;
 
     /// `out` should hold 65535 octets (any TCP answer); UDP answers stay within the client's
     /// limit regardless of its size.
@@ -109,6 +114,9 @@ private:
     /// Adds the query's EDNS to `to` when its OPT reads as version 0.
     void with_edns_if_valid(ReplyTo& to, const wire::MessageView& view, Transport transport) const;
     [[nodiscard]] bool allowed(const IpAddress& address) const noexcept;
+    /// DNS-rebinding protection says `answer` (to `pending`) must not reach the client.
+    [[nodiscard]] bool rebinding(const Pending& pending,
+                                 std::span<const std::uint8_t> answer) const;
     [[nodiscard]] std::size_t route_of(std::span<const std::uint8_t> lower_qname) const noexcept;
     Decision count(Decision d) noexcept;
 
@@ -117,6 +125,7 @@ private:
     const filter::SnapshotPublisher& snapshots_;
     std::shared_ptr<cache::Cache> cache_;
     std::vector<wire::Name> private_reverse_zones_;
+    std::unique_ptr<const SpecialNames> special_;
     std::vector<std::uint8_t> scratch_;    ///< canonical answers and truncation rebuilds
     std::vector<std::uint8_t> rdata_buf_;  ///< decompressed RDATA of one record
     Stats stats_;

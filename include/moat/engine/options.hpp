@@ -22,6 +22,9 @@ struct BlockingOptions {
     IpAddress custom_ipv4 = IpAddress::v4_of(0, 0, 0, 0);
     IpAddress custom_ipv6{{}, true};
     std::uint32_t ttl = 2;  ///< seconds
+    /// Block a forwarded answer whose CNAME chain leads to a blocked name (unless the query
+    /// name itself matched an allow rule); such an answer is not cached.
+    bool cname_inspection = true;
 };
 
 /// Names under `domains` (and the domains themselves) are forwarded to upstream route `index`
@@ -43,6 +46,15 @@ struct EngineOptions {
     bool answer_private_reverse = true;
     /// The EDNS UDP payload size we advertise and the cap of UDP answers (DNS flag day 2020).
     std::uint16_t udp_payload_size = 1232;
+    /// Answer iCloud Private Relay's names (mask.icloud.com, mask-h2.icloud.com) with NXDOMAIN,
+    /// so Apple devices do not route around the lists. (The Firefox canary, `resolver.arpa` and
+    /// `.local` are always answered here: src/engine/special_names.hpp.)
+    bool block_icloud_private_relay = true;
+    /// DNS-rebinding protection: an upstream answer with an internal address (RFC 1918,
+    /// loopback, link-local, CGNAT, ULA) for a name outside `rebind_allowed` and outside every
+    /// conditional route gets an empty answer with EDE 17 (Filtered) instead. Off by default.
+    bool rebind_protection = false;
+    std::vector<wire::Name> rebind_allowed;  ///< these domains and everything below them
     /// TTL of local answers and of `localhost`, seconds.
     std::uint32_t local_ttl = 300;
 };

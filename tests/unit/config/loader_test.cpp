@@ -212,6 +212,10 @@ subdomains = true
 mode = "custom"
 custom_ipv4 = "192.0.2.9"
 blocked_ttl = "1m"
+cname_inspection = false
+block_icloud_private_relay = false
+rebind_protection = true
+rebind_allow = ["Plex.Direct.", "fritz.box"]
 [local]
 records = [{ name = "NAS.lan", type = "aaaa", value = "FD00::0010" },
            { name = "txt.lan", type = "TXT", value = "hello world" }]
@@ -237,6 +241,11 @@ serve_stale = true
     EXPECT_EQ(config->blocking.mode, BlockingMode::custom);
     EXPECT_EQ(config->blocking.custom_ipv4, IpAddress::v4_of(192, 0, 2, 9));
     EXPECT_EQ(config->blocking.blocked_ttl, std::chrono::seconds{60});
+    EXPECT_FALSE(config->blocking.cname_inspection);
+    EXPECT_FALSE(config->blocking.block_icloud_private_relay);
+    EXPECT_TRUE(config->blocking.rebind_protection);
+    EXPECT_EQ(config->blocking.rebind_allow,
+              (std::vector<std::string>{"plex.direct", "fritz.box"}));
     ASSERT_EQ(config->local.records.size(), 2U);
     EXPECT_EQ(config->local.records[0], (LocalRecord{"nas.lan", RecordType::aaaa, "fd00::10"}));
     EXPECT_EQ(config->local.records[1].value, "hello world");
