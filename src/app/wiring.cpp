@@ -35,6 +35,7 @@ engine::EngineOptions engine_options(const config::Config& c) {
     o.blocking.custom_ipv6 = c.blocking.custom_ipv6;
     o.blocking.ttl = seconds(c.blocking.blocked_ttl);
     o.blocking.cname_inspection = c.blocking.cname_inspection;
+    o.blocking.ede_list_name = c.blocking.ede_list_name;
     o.block_icloud_private_relay = c.blocking.block_icloud_private_relay;
     o.rebind_protection = c.blocking.rebind_protection;
     for (const std::string& d : c.blocking.rebind_allow) {

@@ -157,6 +157,7 @@ void read_blocking(TableReader& t, BlockingConfig& out) {
     }
     t.seconds("blocked_ttl", out.blocked_ttl, Sec{0}, kDay);
     t.boolean("cname_inspection", out.cname_inspection);
+    t.boolean("ede_list_name", out.ede_list_name);
     t.boolean("block_icloud_private_relay", out.block_icloud_private_relay);
     t.boolean("rebind_protection", out.rebind_protection);
     t.array("rebind_allow", 0, [&](const Node& n, const std::string& p) {

@@ -235,6 +235,7 @@ Decision Engine::answer_question(const wire::MessageView& view, const wire::Ques
     const std::shared_ptr<const filter::Snapshot> snapshot = snapshots_.current();
     const filter::Verdict verdict = snapshot->match(q.qname);
     if (verdict.action == filter::Action::blocked) {
+        to.ede_text = ede_text_for(*snapshot, verdict);
         Decision d = respond(Outcome::blocked, write_blocked(out, to, options_.blocking));
         d.verdict = verdict;
         return d;
@@ -284,13 +285,14 @@ Decision Engine::complete(const Pending& pending, std::span<const std::uint8_t> 
         return fail(pending, out);
     }
     if (options_.blocking.cname_inspection && pending.verdict.action != filter::Action::allowed) {
-        const filter::Verdict v =
-            blocked_cname_target(std::span(scratch_.data(), n), *snapshots_.current());
+        const std::shared_ptr<const filter::Snapshot> snapshot = snapshots_.current();
+        const filter::Verdict v = blocked_cname_target(std::span(scratch_.data(), n), *snapshot);
         if (v.action == filter::Action::blocked) {
             // Not cached: a cache hit is served without this check.
-            Decision d = count(respond(
-                Outcome::blocked, write_blocked(out, reply_to(pending, options_.udp_payload_size),
-                                                options_.blocking)));
+            ReplyTo to = reply_to(pending, options_.udp_payload_size);
+            to.ede_text = ede_text_for(*snapshot, v);
+            Decision d =
+                count(respond(Outcome::blocked, write_blocked(out, to, options_.blocking)));
             d.verdict = v;
             return d;
         }
@@ -315,6 +317,14 @@ Decision Engine::complete(const Pending& pending, std::span<const std::uint8_t> 
                       finish_for_client(out, n, to, ExtendedError::none, scratch_, rdata_buf_)));
     d.verdict = pending.verdict;
     return d;
+}
+
+std::string_view Engine::ede_text_for(const filter::Snapshot& snapshot,
+                                      const filter::Verdict& verdict) const noexcept {
+    if (!options_.blocking.ede_list_name || verdict.list >= snapshot.lists().size()) {
+        return {};
+    }
+    return snapshot.lists()[verdict.list].spec.name;
 }
 
 bool Engine::rebinding(const Pending& pending, std::span<const std::uint8_t> answer) const {

@@ -24,21 +24,24 @@ std::uint16_t answer_flags(std::uint16_t query_flags, std::uint16_t extra) noexc
                                       (query_flags & (Header::kRd | Header::kCd)) | extra);
 }
 
-/// An EDE option (code 15, info code, no text) in `buf`; empty span for ExtendedError::none.
-std::span<const std::uint8_t> ede_option(ExtendedError ede, std::array<std::uint8_t, 6>& buf) {
+/// An EDE option (RFC 8914: option 15, info code, then EXTRA-TEXT) in `buf`; empty span for
+/// ExtendedError::none. The text is cut to kMaxEdeText octets.
+std::span<const std::uint8_t> ede_option(ExtendedError ede, std::string_view text, EdeBuffer& buf) {
     if (ede == ExtendedError::none) {
         return {};
     }
+    const std::size_t n = std::min(text.size(), kMaxEdeText);
     store_u16(buf.data(), kEdnsOptionExtendedError);
-    store_u16(buf.data() + 2, 2);
+    store_u16(buf.data() + 2, static_cast<std::uint16_t>(2 + n));
     store_u16(buf.data() + 4, static_cast<std::uint16_t>(ede));
-    return buf;
+    std::memcpy(buf.data() + 6, text.data(), n);
+    return std::span<const std::uint8_t>(buf).first(6 + n);
 }
 
 /// A builder over `out` limited to the client's size, header and question written.
 struct Started {
     wire::MessageBuilder builder;
-    std::array<std::uint8_t, 6> ede_buf{};
+    EdeBuffer ede_buf{};
     bool ok = true;
 };
 
@@ -50,7 +53,7 @@ void start(Started& s, const ReplyTo& to, std::uint16_t extra_flags, ExtendedErr
         wire::EdnsOptions e;
         e.udp_payload_size = to.our_udp_size;
         e.dnssec_ok = to.edns.dnssec_ok;
-        e.options = ede_option(ede, s.ede_buf);
+        e.options = ede_option(ede, to.ede_text, s.ede_buf);
         s.ok = static_cast<bool>(s.builder.set_edns(e));
     }
     s.ok = s.ok && static_cast<bool>(s.builder.add_question(to.qname, to.qtype, to.qclass));
@@ -186,8 +189,8 @@ std::size_t finish_for_client(std::span<std::uint8_t> out, std::size_t size, con
     const auto kept = static_cast<std::uint16_t>(h.flags & kept_bits);
     h.flags = answer_flags(to.query_flags, kept);
     h.store(out.data());
-    std::array<std::uint8_t, 6> ede_buf{};
-    const auto ede_bytes = ede_option(ede, ede_buf);
+    EdeBuffer ede_buf{};
+    const auto ede_bytes = ede_option(ede, to.ede_text, ede_buf);
     const std::size_t opt_size = to.edns.present ? kOptRecordSize + ede_bytes.size() : 0;
     if (size + opt_size <= to.limit) {
         if (to.edns.present) {

@@ -2,9 +2,11 @@
 // freshly normalised) answer into what one client receives.
 #pragma once
 
+#include <array>
 #include <cstddef>
 #include <cstdint>
 #include <span>
+#include <string_view>
 #include <vector>
 
 #include "moat/engine/engine.hpp"
@@ -24,6 +26,11 @@ enum class ExtendedError : std::uint16_t {
     no_reachable_authority = 22,
 };
 
+/// Longest EXTRA-TEXT put in an Extended DNS Error (a list name: no need for more).
+inline constexpr std::size_t kMaxEdeText = 120;
+/// Room for one EDE option: code, length, info code, text.
+using EdeBuffer = std::array<std::uint8_t, 6 + kMaxEdeText>;
+
 /// The client side of one answer: whom it goes to and how big it may be.
 struct ReplyTo {
     std::uint16_t id = 0;
@@ -36,6 +43,9 @@ struct ReplyTo {
     ClientEdns edns;
     std::uint16_t our_udp_size = 1232;
     std::size_t limit = 512;  ///< octets the answer may have
+    /// EXTRA-TEXT of the answer's Extended DNS Error, if it has one (the blocking list's name);
+    /// must stay valid until the answer is written.
+    std::string_view ede_text;
 };
 
 /// The size limit of an answer to `client` with `edns`, capped by our own UDP size.

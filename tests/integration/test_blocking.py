@@ -194,8 +194,9 @@ def test_cname_into_a_blocked_name_is_blocked(tmp_path, upstream, moat):
     assert rcode_name(r) == "NOERROR"
     assert answer_values(r, "A") == ["0.0.0.0"], f"cloaked tracker answered: {r.answer}"
     assert answer_ttls(r) == [3]
-    assert any(getattr(o, "code", None) == 15 for o in r.options if o.otype == 15), \
-        "EDE 15 (Blocked) expected"
+    ede = [o for o in r.options if o.otype == 15]
+    assert [(o.code, o.text) for o in ede] == [(15, "trackers")], \
+        f"EDE 15 (Blocked) naming the list expected: {ede}"
     assert upstream.queries("metrics.shop.test", "A"), "the chain is only known from upstream"
     # Not cached: asked again, it goes upstream again (and is blocked again).
     upstream.clear()

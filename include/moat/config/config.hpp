@@ -88,6 +88,7 @@ struct BlockingConfig {
     IpAddress custom_ipv6{{}, true};                       ///< must be IPv6; default ::
     std::chrono::seconds blocked_ttl{2};                   ///< TTL of blocked answers, 0s..1d
     bool cname_inspection = true;  ///< block answers whose CNAME chain leads to a blocked name
+    bool ede_list_name = true;     ///< the list's name as EXTRA-TEXT of EDE 15
     bool block_icloud_private_relay = true;  ///< NXDOMAIN for mask(-h2).icloud.com
     bool rebind_protection = false;          ///< refuse internal addresses for public names
     std::vector<std::string> rebind_allow;   ///< domains exempt (lower-case, no trailing dot)

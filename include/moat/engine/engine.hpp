@@ -114,6 +114,9 @@ private:
     /// Adds the query's EDNS to `to` when its OPT reads as version 0.
     void with_edns_if_valid(ReplyTo& to, const wire::MessageView& view, Transport transport) const;
     [[nodiscard]] bool allowed(const IpAddress& address) const noexcept;
+    /// The EXTRA-TEXT of a blocked answer's EDE: the list's name, if configured so.
+    [[nodiscard]] std::string_view ede_text_for(const filter::Snapshot& snapshot,
+                                                const filter::Verdict& verdict) const noexcept;
     /// DNS-rebinding protection says `answer` (to `pending`) must not reach the client.
     [[nodiscard]] bool rebinding(const Pending& pending,
                                  std::span<const std::uint8_t> answer) const;

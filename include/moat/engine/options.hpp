@@ -25,6 +25,9 @@ struct BlockingOptions {
     /// Block a forwarded answer whose CNAME chain leads to a blocked name (unless the query
     /// name itself matched an allow rule); such an answer is not cached.
     bool cname_inspection = true;
+    /// Put the blocking list's name in the EXTRA-TEXT of the EDE 15 (Blocked) of an answer, so
+    /// a client (`dig`, `kdig`) sees which list blocked the name.
+    bool ede_list_name = true;
 };
 
 /// Names under `domains` (and the domains themselves) are forwarded to upstream route `index`

@@ -213,6 +213,7 @@ mode = "custom"
 custom_ipv4 = "192.0.2.9"
 blocked_ttl = "1m"
 cname_inspection = false
+ede_list_name = false
 block_icloud_private_relay = false
 rebind_protection = true
 rebind_allow = ["Plex.Direct.", "fritz.box"]
@@ -242,6 +243,7 @@ serve_stale = true
     EXPECT_EQ(config->blocking.custom_ipv4, IpAddress::v4_of(192, 0, 2, 9));
     EXPECT_EQ(config->blocking.blocked_ttl, std::chrono::seconds{60});
     EXPECT_FALSE(config->blocking.cname_inspection);
+    EXPECT_FALSE(config->blocking.ede_list_name);
     EXPECT_FALSE(config->blocking.block_icloud_private_relay);
     EXPECT_TRUE(config->blocking.rebind_protection);
     EXPECT_EQ(config->blocking.rebind_allow,

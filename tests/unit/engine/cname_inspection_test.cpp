@@ -44,6 +44,7 @@ TEST(EngineCnameInspection, ChainIntoABlockedNameIsBlocked) {
     EXPECT_EQ(a.records[0].owner, "Metrics.Shop.Example.");
     EXPECT_EQ(a.records[0].rdata, test::bytes4(0, 0, 0, 0));
     EXPECT_EQ(a.ede, std::vector<std::uint16_t>{15});
+    EXPECT_EQ(a.ede_text, std::vector<std::string>{"block"}) << "the list of the CNAME target";
     EXPECT_EQ(h.engine().stats().get(Outcome::blocked), 1U);
 }
 

@@ -356,8 +356,17 @@ TEST_F(EngineBlocking, EdeBlockedWhenTheQueryHadEdns) {
     ASSERT_TRUE(a.has_opt);
     EXPECT_TRUE(a.dnssec_ok);
     EXPECT_EQ(a.ede, std::vector<std::uint16_t>{15});
+    EXPECT_EQ(a.ede_text, std::vector<std::string>{"block"}) << "the list's name";
     ASSERT_EQ(a.records.size(), 1U);
     EXPECT_EQ(a.records[0].rdata, test::bytes4(0, 0, 0, 0));
+}
+
+TEST_F(EngineBlocking, EdeWithoutTheListNameWhenTurnedOff) {
+    h_.options.blocking.ede_list_name = false;
+    h_.decide({.qname = "ads.example.com", .edns = true});
+    const Answer a = h_.answer();
+    EXPECT_EQ(a.ede, std::vector<std::uint16_t>{15});
+    EXPECT_EQ(a.ede_text, std::vector<std::string>{""});
 }
 
 TEST_F(EngineBlocking, NxdomainMode) {

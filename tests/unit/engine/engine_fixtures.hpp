@@ -178,9 +178,10 @@ struct Answer {
     bool dnssec_ok = false;
     std::uint16_t opt_udp_size = 0;
     std::uint8_t edns_version = 0;
-    std::vector<std::uint16_t> ede;   ///< info codes of Extended DNS Error options
-    std::vector<std::uint8_t> ecs;    ///< the ECS option data, if present
-    std::vector<ReadRecord> records;  ///< every record but OPT, wire order
+    std::vector<std::uint16_t> ede;     ///< info codes of Extended DNS Error options
+    std::vector<std::string> ede_text;  ///< their EXTRA-TEXT, same order
+    std::vector<std::uint8_t> ecs;      ///< the ECS option data, if present
+    std::vector<ReadRecord> records;    ///< every record but OPT, wire order
     std::size_t size = 0;
 
     [[nodiscard]] std::vector<const ReadRecord*> answers() const {
@@ -225,6 +226,7 @@ inline Answer read_answer(std::span<const std::uint8_t> bytes) {
             for (const wire::rdata::KeyValue kv : opt->options) {
                 if (kv.key == 15 && kv.value.size() >= 2) {
                     a.ede.push_back(static_cast<std::uint16_t>((kv.value[0] << 8U) | kv.value[1]));
+                    a.ede_text.emplace_back(kv.value.begin() + 2, kv.value.end());
                 } else if (kv.key == 8) {
                     a.ecs.assign(kv.value.begin(), kv.value.end());
                 }
