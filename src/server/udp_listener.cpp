@@ -118,7 +118,8 @@ void UdpListener::handle(std::size_t slot) {
     const engine::Client client{from_asio(from.address()), from.port(), engine::Transport::udp};
     const auto query = std::span<const std::uint8_t>(in_.data() + slot * kInSlotBytes, m.msg_len);
     const auto handled = path_.handle(query, client, [this, from] {
-        return ReplyFn([this, from](std::span<const std::uint8_t> answer) { send(answer, from); });
+        return ReplyFn(
+            [this, from](std::span<const std::uint8_t> answer) { send_later(answer, from); });
     });
     if (!handled.deferred && !handled.answer.empty()) {
         queue_answer(handled.answer, in_from_[slot], from_length);
@@ -133,6 +134,9 @@ void UdpListener::queue_answer(std::span<const std::uint8_t> answer, const socka
         peer.resize(to_length);
         send(answer, peer);
         return;
+    }
+    if (out_count_ == kBatch) {  // deferred answers may have filled it before this batch
+        flush_answers();
     }
     const std::size_t i = out_count_++;
     std::memcpy(out_.data() + i * kOutSlotBytes, answer.data(), answer.size());
@@ -164,6 +168,25 @@ void UdpListener::flush_answers() {
         sent += static_cast<std::size_t>(n);
     }
     out_count_ = 0;
+}
+
+void UdpListener::send_later(std::span<const std::uint8_t> answer,
+                             const asio::ip::udp::endpoint& to) {
+    if (answer.empty()) {
+        return;
+    }
+    sockaddr_storage address{};
+    std::memcpy(&address, to.data(), to.size());
+    queue_answer(answer, address, static_cast<socklen_t>(to.size()));
+    if (!flush_posted_) {
+        flush_posted_ = true;
+        asio::post(io_, [alive = std::weak_ptr<UdpListener*>(self_)] {
+            if (const auto self = alive.lock()) {
+                (*self)->flush_posted_ = false;
+                (*self)->flush_answers();
+            }
+        });
+    }
 }
 
 void UdpListener::send(std::span<const std::uint8_t> answer, const asio::ip::udp::endpoint& to) {

@@ -5,7 +5,8 @@
 // call and answers every cached, blocked or local one with one more, instead of two calls per
 // query. A system call costs 1-2 us on a VM with the usual mitigations, several times the whole
 // engine path, so this is where a sinkhole's CPU time per query goes (docs/benchmarks.md).
-// Forwarded queries are answered later, one send each, when their upstream answer comes.
+// Forwarded queries are answered later, when their upstream answer comes: those that come in
+// one turn of the event loop leave together too (a flush posted to the end of the turn).
 #pragma once
 
 #include <sys/socket.h>
@@ -55,6 +56,8 @@ private:
     void queue_answer(std::span<const std::uint8_t> answer, const sockaddr_storage& to,
                       socklen_t to_length);
     void flush_answers();
+    /// The answer to a forwarded query: queued, and sent with the others of this turn.
+    void send_later(std::span<const std::uint8_t> answer, const asio::ip::udp::endpoint& to);
     void send(std::span<const std::uint8_t> answer, const asio::ip::udp::endpoint& to);
 
     asio::io_context& io_;
@@ -72,6 +75,9 @@ private:
     std::array<iovec, kBatch> out_iov_{};
     std::array<sockaddr_storage, kBatch> out_to_{};
     std::size_t out_count_ = 0;
+    bool flush_posted_ = false;
+    /// Posted flushes hold a weak reference: a listener destroyed first makes them do nothing.
+    std::shared_ptr<UdpListener*> self_ = std::make_shared<UdpListener*>(this);
 };
 
 }  // namespace moat::server

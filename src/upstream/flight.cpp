@@ -110,6 +110,17 @@ bool Flight::start_udp(std::size_t server) {
     return true;
 }
 
+void Flight::on_send_failed(UdpAttempt& a, const std::error_code& error) {
+    if (done_ || !a.open) {
+        return;
+    }
+    auto keep_alive = shared_from_this();
+    spdlog::debug("upstream: cannot send to {}: {}", route_->servers()[a.server_index].text,
+                  error.message());
+    close(a);
+    attempt_failed(a.server_index, a.server_index == current_server_);
+}
+
 void Flight::close(UdpAttempt& a) noexcept {
     a.open = false;
     pool_.cancel(a.ticket);

@@ -46,6 +46,9 @@ private:
                          const asio::ip::udp::endpoint& from) override {
             flight.on_datagram(*this, reply, from);
         }
+        void on_send_failed(const std::error_code& error) override {
+            flight.on_send_failed(*this, error);
+        }
         Flight& flight;
         asio::ip::udp::endpoint server;
         std::size_t server_index = 0;
@@ -69,6 +72,7 @@ private:
     bool start_udp(std::size_t server);
     void on_datagram(UdpAttempt& a, std::span<const std::uint8_t> reply,
                      const asio::ip::udp::endpoint& from);
+    void on_send_failed(UdpAttempt& a, const std::error_code& error);
     /// Stops waiting for `a`'s answer.
     void close(UdpAttempt& a) noexcept;
     void start_tcp(std::size_t server);

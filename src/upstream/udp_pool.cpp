@@ -1,8 +1,11 @@
 #include "udp_pool.hpp"
 
 #include <spdlog/spdlog.h>
+#include <sys/socket.h>
 
 #include <algorithm>
+#include <asio/post.hpp>
+#include <cerrno>
 
 #include "moat/core/bytes.hpp"
 #include "moat/core/raw_buffer.hpp"
@@ -15,6 +18,15 @@ struct UdpPool::Socket {
     RawBuffer buffer;
     asio::ip::udp::endpoint from;
     std::unordered_map<std::uint16_t, ReplySink*> waiting;
+    /// Queries queued this turn: their bytes back to back, and where each goes.
+    struct Queued {
+        std::size_t offset = 0;
+        std::size_t length = 0;
+        asio::ip::udp::endpoint to;
+        std::uint16_t id = 0;
+    };
+    std::vector<std::uint8_t> out_bytes;
+    std::vector<Queued> out;
     std::uint32_t uses = 0;
     bool retired = false;  ///< out of the pool: closes once nobody waits on it
     bool closed = false;
@@ -58,6 +70,10 @@ std::shared_ptr<UdpPool::Socket> UdpPool::open_socket(bool v6, std::error_code& 
 }
 
 std::shared_ptr<UdpPool::Socket>& UdpPool::pick(bool v6, std::error_code& ec) {
+    std::shared_ptr<Socket>& turn = turn_[v6 ? 1 : 0];
+    if (turn && !turn->closed && turn->uses < sizes_.uses_per_socket) {
+        return turn;
+    }
     auto& family = v6 ? v6_ : v4_;
     std::shared_ptr<Socket>& slot = family[random_.below(sizes_.sockets)];
     if (slot && slot->uses >= sizes_.uses_per_socket) {
@@ -67,6 +83,7 @@ std::shared_ptr<UdpPool::Socket>& UdpPool::pick(bool v6, std::error_code& ec) {
     if (!slot) {
         slot = open_socket(v6, ec);
     }
+    turn = slot;
     return slot;
 }
 
@@ -82,14 +99,70 @@ std::error_code UdpPool::send(const asio::ip::udp::endpoint& server,
         id = random_.next_u16();
     }
     store_u16(query.data(), id);
-    s->socket.send_to(asio::buffer(query), server, 0, ec);
-    if (ec) {
-        return ec;
+    if (s->out.empty()) {
+        queued_.push_back(s);
+        if (queued_.size() == 1) {
+            asio::post(io_, [alive = std::weak_ptr<UdpPool*>(self_)] {
+                if (const auto self = alive.lock()) {
+                    (*self)->flush();
+                }
+            });
+        }
     }
+    s->out.push_back({s->out_bytes.size(), query.size(), server, id});
+    s->out_bytes.insert(s->out_bytes.end(), query.begin(), query.end());
     ++s->uses;
     s->waiting.emplace(id, &sink);
     ticket = {s, id};
     return {};
+}
+
+void UdpPool::flush() {
+    turn_ = {};
+    auto sockets = std::move(queued_);
+    queued_.clear();
+    for (const auto& s : sockets) {
+        flush(*s);
+    }
+}
+
+void UdpPool::flush(Socket& s) {
+    constexpr std::size_t kBatch = 64;
+    std::array<mmsghdr, kBatch> msgs{};
+    std::array<iovec, kBatch> iov{};
+    std::size_t next = 0;
+    while (next < s.out.size()) {
+        const std::size_t n = std::min(kBatch, s.out.size() - next);
+        for (std::size_t i = 0; i < n; ++i) {
+            Socket::Queued& q = s.out[next + i];
+            iov[i] = {s.out_bytes.data() + q.offset, q.length};
+            msgs[i] = {};
+            msgs[i].msg_hdr.msg_name = q.to.data();
+            msgs[i].msg_hdr.msg_namelen = static_cast<socklen_t>(q.to.size());
+            msgs[i].msg_hdr.msg_iov = &iov[i];
+            msgs[i].msg_hdr.msg_iovlen = 1;
+        }
+        const int sent = s.closed ? -1
+                                  : ::sendmmsg(s.socket.native_handle(), msgs.data(),
+                                               static_cast<unsigned>(n), MSG_DONTWAIT);
+        if (sent > 0) {
+            next += static_cast<std::size_t>(sent);
+            continue;
+        }
+        if (sent < 0 && errno == EINTR) {
+            continue;
+        }
+        // The first of the rest failed: tell its waiter (which moves on to another server or
+        // gives up) and go on with the others.
+        const std::error_code ec(sent < 0 && !s.closed ? errno : EBADF, std::system_category());
+        if (const auto it = s.waiting.find(s.out[next].id); it != s.waiting.end()) {
+            ReplySink* sink = it->second;
+            sink->on_send_failed(ec);  // may cancel (and so erase) itself
+        }
+        ++next;
+    }
+    s.out.clear();
+    s.out_bytes.clear();
 }
 
 void UdpPool::cancel(Ticket& ticket) noexcept {

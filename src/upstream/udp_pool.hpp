@@ -14,6 +14,7 @@
 // One event loop thread only, like the Forwarder that owns it.
 #pragma once
 
+#include <array>
 #include <asio/io_context.hpp>
 #include <asio/ip/udp.hpp>
 #include <cstddef>
@@ -39,6 +40,8 @@ public:
     /// `reply` is valid during the call only.
     virtual void on_datagram(std::span<const std::uint8_t> reply,
                              const asio::ip::udp::endpoint& from) = 0;
+    /// The query could not be sent (reported when the batch it was queued in goes out).
+    virtual void on_send_failed(const std::error_code& error) = 0;
 };
 
 struct UdpPoolSizes {
@@ -67,8 +70,11 @@ public:
     UdpPool(const UdpPool&) = delete;
     UdpPool& operator=(const UdpPool&) = delete;
 
-    /// Sends `query` to `server` with a fresh ID written into its first two octets; datagrams
-    /// with that ID on that socket go to `sink` until cancel().
+    /// Queues `query` for `server` with a fresh ID written into its first two octets; datagrams
+    /// with that ID on that socket go to `sink` until cancel(). The queries of one turn of the
+    /// event loop go out together, on one socket, in one sendmmsg (a send to a local upstream
+    /// also pays for waking it: one wake-up per batch instead of per query). An error here means
+    /// no socket could be opened; a failed send is reported to the sink later.
     std::error_code send(const asio::ip::udp::endpoint& server, std::vector<std::uint8_t>& query,
                          ReplySink& sink, Ticket& ticket);
     /// Stops delivering to the ticket's sink. Idempotent.
@@ -82,6 +88,9 @@ private:
     void dispatch(Socket& s, std::size_t n);
     void retire(const std::shared_ptr<Socket>& s) noexcept;
     void close_if_idle_and_retired(Socket& s) noexcept;
+    /// Sends every queued query (the end of a turn).
+    void flush();
+    void flush(Socket& s);
 
     asio::io_context& io_;
     RandomSource& random_;
@@ -89,6 +98,12 @@ private:
     Sizes sizes_;
     std::vector<std::shared_ptr<Socket>> v4_;
     std::vector<std::shared_ptr<Socket>> v6_;
+    /// The socket of this turn, per family (cleared by flush()).
+    std::array<std::shared_ptr<Socket>, 2> turn_;
+    /// Sockets with queued queries; a flush is posted when the first one is queued.
+    std::vector<std::shared_ptr<Socket>> queued_;
+    /// Posted flushes hold a weak reference: a pool destroyed first makes them do nothing.
+    std::shared_ptr<UdpPool*> self_ = std::make_shared<UdpPool*>(this);
 };
 
 }  // namespace moat::upstream

@@ -29,8 +29,10 @@ struct RecordingSink final : ReplySink {
         replies.emplace_back(reply.begin(), reply.end());
         senders.push_back(from);
     }
+    void on_send_failed(const std::error_code& error) override { failures.push_back(error); }
     std::vector<Bytes> replies;
     std::vector<udp::endpoint> senders;
+    std::vector<std::error_code> failures;
 };
 
 class UdpPoolTest : public ::testing::Test {
@@ -48,6 +50,11 @@ protected:
         const std::size_t n = server_.receive_from(asio::buffer(buf), from);
         buf.resize(n);
         return {buf, from};
+    }
+    /// Runs the loop until idle: the queued queries of the turn go out.
+    void flush() {
+        io_.restart();
+        io_.poll();
     }
     void run() {
         for (int i = 0; i < 20; ++i) {
@@ -72,6 +79,7 @@ TEST_F(UdpPoolTest, SocketsAreReplacedAfterTheirQuotaAndIdsNeverRepeatOnASocket)
     for (auto& t : tickets) {
         Bytes q = query();
         ASSERT_FALSE(pool.send(server_.local_endpoint(), q, sink, t));
+        flush();  // one query per turn: each turn picks its socket afresh
         const auto [got, from] = server_receive();
         EXPECT_EQ(load_u16(got.data()), load_u16(q.data())) << "the ID written is the ID sent";
         EXPECT_TRUE(ids_per_port[from.port()].insert(load_u16(got.data())).second)
@@ -98,8 +106,10 @@ TEST_F(UdpPoolTest, DatagramsReachOnlyTheSinkWaitingForTheirId) {
     Bytes q2 = query();
     ASSERT_FALSE(pool.send(server_.local_endpoint(), q1, first, t1));
     ASSERT_FALSE(pool.send(server_.local_endpoint(), q2, second, t2));
+    flush();
     const auto [a, from] = server_receive();
-    (void)server_receive();
+    const auto [b, from_b] = server_receive();
+    EXPECT_EQ(from_b, from) << "the queries of one turn leave from one socket";
     ASSERT_NE(load_u16(q1.data()), load_u16(q2.data())) << "one socket, two IDs";
 
     Bytes reply2 = q2;
@@ -125,6 +135,20 @@ TEST_F(UdpPoolTest, DatagramsReachOnlyTheSinkWaitingForTheirId) {
     EXPECT_EQ(second.replies.size(), 1U);
     pool.cancel(t1);
     pool.cancel(t1);  // idempotent
+}
+
+TEST_F(UdpPoolTest, AFailedSendIsReportedToItsSink) {
+    UdpPool pool(io_, random_, stats_);
+    RecordingSink sink;
+    UdpPool::Ticket t;
+    Bytes q = query();
+    // Port 0 is not a destination: the kernel refuses the datagram when the batch goes out.
+    ASSERT_FALSE(pool.send(udp::endpoint(asio::ip::address_v4::loopback(), 0), q, sink, t));
+    EXPECT_TRUE(sink.failures.empty()) << "nothing is sent before the turn ends";
+    flush();
+    ASSERT_EQ(sink.failures.size(), 1U);
+    EXPECT_TRUE(sink.failures[0]);
+    pool.cancel(t);
 }
 
 }  // namespace
