@@ -34,7 +34,9 @@ std::span<const std::uint8_t> ede_option(ExtendedError ede, std::string_view tex
     store_u16(buf.data(), kEdnsOptionExtendedError);
     store_u16(buf.data() + 2, static_cast<std::uint16_t>(2 + n));
     store_u16(buf.data() + 4, static_cast<std::uint16_t>(ede));
-    std::memcpy(buf.data() + 6, text.data(), n);
+    if (n != 0) {  // (an empty view's data() may be null, which memcpy must not get)
+        std::memcpy(buf.data() + 6, text.data(), n);
+    }
     return std::span<const std::uint8_t>(buf).first(6 + n);
 }
 
