@@ -10,19 +10,28 @@
 namespace moat::filter {
 namespace {
 
-/// Maps the pages of [begin, begin + bytes) in one system call before they are written. A page
+/// The whole `page`-sized pages inside [begin, begin + count): [first, last), empty when none.
+struct PageRange {
+    std::uintptr_t first = 0;
+    std::uintptr_t last = 0;
+};
+template <typename T>
+PageRange pages_within(T* begin, std::size_t count, std::uintptr_t page) noexcept {
+    return {(reinterpret_cast<std::uintptr_t>(begin) + page - 1) & ~(page - 1),
+            reinterpret_cast<std::uintptr_t>(begin + count) & ~(page - 1)};
+}
+
+/// Maps the pages of [begin, begin + count) in one system call before they are written. A page
 /// fault costs about 10 us on a KVM guest (40 ms for the 14 MB of a 1,000,000-rule table),
 /// more than the whole sort; asking for the pages in bulk costs a tenth. Best effort: kernels
 /// before 5.14 fall back to faulting page by page.
 template <typename T>
 void prefault(T* begin, std::size_t count) noexcept {
 #ifdef MADV_POPULATE_WRITE
-    constexpr std::uintptr_t kPage = 4096;
-    auto first = (reinterpret_cast<std::uintptr_t>(begin) + kPage - 1) & ~(kPage - 1);
-    const auto last = (reinterpret_cast<std::uintptr_t>(begin + count)) & ~(kPage - 1);
-    if (last > first) {
+    const PageRange r = pages_within(begin, count, 4096);
+    if (r.last > r.first) {
         // NOLINTNEXTLINE(performance-no-int-to-ptr): madvise takes the page address
-        (void)::madvise(reinterpret_cast<void*>(first), last - first, MADV_POPULATE_WRITE);
+        (void)::madvise(reinterpret_cast<void*>(r.first), r.last - r.first, MADV_POPULATE_WRITE);
     }
 #else
     (void)begin;
@@ -37,12 +46,10 @@ void prefault(T* begin, std::size_t count) noexcept {
 template <typename T>
 void advise_huge_pages(T* begin, std::size_t count) noexcept {
 #ifdef MADV_HUGEPAGE
-    constexpr std::uintptr_t kHuge = std::uintptr_t{2} << 20U;
-    const auto first = (reinterpret_cast<std::uintptr_t>(begin) + kHuge - 1) & ~(kHuge - 1);
-    const auto last = reinterpret_cast<std::uintptr_t>(begin + count) & ~(kHuge - 1);
-    if (last > first) {
+    const PageRange r = pages_within(begin, count, std::uintptr_t{2} << 20U);
+    if (r.last > r.first) {
         // NOLINTNEXTLINE(performance-no-int-to-ptr): madvise takes the page address
-        (void)::madvise(reinterpret_cast<void*>(first), last - first, MADV_HUGEPAGE);
+        (void)::madvise(reinterpret_cast<void*>(r.first), r.last - r.first, MADV_HUGEPAGE);
     }
 #else
     (void)begin;
