@@ -119,6 +119,13 @@ std::array<KindFigures, kind_count> time_decides(engine::Engine& e, const Pools&
 /// Heap allocations per decide() over each query of a pool once (after the timed loop: warm).
 double allocations_per_query(engine::Engine& e, const QueryPool& pool, const engine::Client& client,
                              std::span<std::uint8_t> out) {
+    {  // A counter that silently stopped counting would report 0 for everything.
+        AllocationCounter control;
+        keep(std::make_unique<std::size_t>(pool.size()).get() != nullptr);
+        if (control.stop() == 0) {
+            abort_run("pipeline", "the allocation counter did not see an allocation on purpose");
+        }
+    }
     engine::Pending pending;
     AllocationCounter counter;
     for (std::size_t i = 0; i < pool.size(); ++i) {
