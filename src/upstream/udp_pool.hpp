@@ -5,11 +5,11 @@
 // and the receive, four of the seven system calls a forwarded query took (strace, see
 // docs/benchmarks.md). How it stays hard to spoof: each socket is bound by the kernel to a
 // random ephemeral port and replaced by a fresh one (a new random port) after
-// UdpPoolSizes::uses_per_socket queries; a query goes out on a random socket of the pool with a
-// random ID not in use on that socket; a datagram is handed on only when its ID is waited for on
-// that socket, and the waiter then checks the source address and port and the question
-// (reply_match.hpp). A blind spoofer must guess the ID and which of the pool's ports (dnsmasq,
-// Pi-hole's resolver, keeps a pool of random ports the same way).
+// UdpPoolSizes::uses_per_socket queries; the queries of one turn of the event loop go out on a
+// socket drawn at random for that turn, each with a random ID not in use on that socket; a datagram
+// is handed on only when its ID is waited for on that socket, and the waiter then checks the source
+// address and port and the question (reply_match.hpp). A blind spoofer must guess the ID and which
+// of the pool's ports (dnsmasq, Pi-hole's resolver, keeps a pool of random ports the same way).
 //
 // One event loop thread only, like the Forwarder that owns it.
 #pragma once
