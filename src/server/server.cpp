@@ -46,6 +46,11 @@ bool Server::idle() const noexcept {
     if (path_.in_flight() != 0) {
         return false;
     }
+    for (const auto& u : udp_) {
+        if (!u->idle()) {
+            return false;  // answers queued for the end of this turn
+        }
+    }
     for (const auto& t : tcp_) {
         if (t->shared().busy != 0) {
             return false;

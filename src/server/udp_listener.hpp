@@ -44,6 +44,8 @@ public:
     tl::expected<void, std::string> start();
     /// Stops receiving; the socket stays open so answers in flight can still be sent.
     void stop_receiving();
+    /// No answer waits in the send batch (a shutdown must not stop the loop before it leaves).
+    [[nodiscard]] bool idle() const noexcept { return out_count_ == 0; }
 
 private:
     void wait_readable();

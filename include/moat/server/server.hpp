@@ -43,7 +43,8 @@ public:
     /// Stops taking new queries (UDP receive and TCP accept/read end); answers in flight are
     /// still sent. For a graceful shutdown: stop_receiving(), then wait for idle().
     void stop_receiving();
-    /// No query in flight and no TCP connection with an answer to write.
+    /// No query in flight, no UDP answer queued to send, and no TCP connection with an answer
+    /// to write.
     [[nodiscard]] bool idle() const noexcept;
     /// Open TCP connections now.
     [[nodiscard]] std::size_t tcp_connections() const noexcept;
