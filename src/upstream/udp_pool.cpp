@@ -190,18 +190,22 @@ void UdpPool::close_if_idle_and_retired(Socket& s) noexcept {
 }
 
 void UdpPool::receive(const std::shared_ptr<Socket>& s) {
-    s->socket.async_receive_from(asio::buffer(s->buffer.data(), kBufferBytes), s->from,
-                                 [this, s](const std::error_code& ec, std::size_t n) {
-                                     if (s->closed || ec == asio::error::operation_aborted) {
-                                         return;  // the pool may be gone: touch nothing
-                                     }
-                                     if (!ec) {
-                                         dispatch(*s, n);
-                                     }
-                                     if (!s->closed) {
-                                         receive(s);
-                                     }
-                                 });
+    // A retired socket outlives the pool when it still waits for answers: the handler checks
+    // that the pool is alive before it touches it.
+    s->socket.async_receive_from(
+        asio::buffer(s->buffer.data(), kBufferBytes), s->from,
+        [alive = std::weak_ptr<UdpPool*>(self_), s](const std::error_code& ec, std::size_t n) {
+            const auto self = alive.lock();
+            if (!self || s->closed || ec == asio::error::operation_aborted) {
+                return;
+            }
+            if (!ec) {
+                (*self)->dispatch(*s, n);
+            }
+            if (!s->closed) {
+                (*self)->receive(s);
+            }
+        });
 }
 
 void UdpPool::dispatch(Socket& s, std::size_t n) {

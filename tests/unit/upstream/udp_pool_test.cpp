@@ -137,6 +137,29 @@ TEST_F(UdpPoolTest, DatagramsReachOnlyTheSinkWaitingForTheirId) {
     pool.cancel(t1);  // idempotent
 }
 
+TEST_F(UdpPoolTest, AnAnswerForARetiredSocketAfterThePoolIsGoneIsIgnored) {
+    RecordingSink sink;
+    UdpPool::Ticket t1;
+    UdpPool::Ticket t2;
+    udp::endpoint first_source;
+    {
+        UdpPool pool(io_, random_, stats_, {.sockets = 1, .uses_per_socket = 1});
+        Bytes q1 = query();
+        ASSERT_FALSE(pool.send(server_.local_endpoint(), q1, sink, t1));
+        flush();
+        first_source = server_receive().second;
+        Bytes q2 = query();  // the first socket is used up: retired, but still waited on
+        ASSERT_FALSE(pool.send(server_.local_endpoint(), q2, sink, t2));
+        flush();
+        (void)server_receive();
+    }  // the pool goes while the retired socket still listens
+    Bytes reply = query();
+    store_u16(reply.data(), t1.id);
+    server_.send_to(asio::buffer(reply), first_source);
+    run();  // under ASan, touching the destroyed pool here would fail the test
+    EXPECT_TRUE(sink.replies.empty());
+}
+
 TEST_F(UdpPoolTest, AFailedSendIsReportedToItsSink) {
     UdpPool pool(io_, random_, stats_);
     RecordingSink sink;
