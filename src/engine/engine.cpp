@@ -25,8 +25,6 @@ using wire::Rcode;
 constexpr std::uint16_t kAxfr = 252;  // zone transfers are for authoritative servers
 constexpr std::uint16_t kIxfr = 251;
 
-wire::Name name_of(std::string_view text) { return *wire::Name::from_text(text); }
-
 /// Reverse zones of addresses that never leave the home (RFC 6303 and RFC 6761 §6.3).
 std::vector<wire::Name> private_reverse_zones() {
     std::vector<wire::Name> zones;
@@ -331,9 +329,8 @@ bool Engine::rebinding(const Pending& pending, std::span<const std::uint8_t> ans
     if (!options_.rebind_protection || pending.route != 0) {
         return false;  // conditional routes lead to the home's own names and addresses
     }
-    const std::span<const std::uint8_t> name(pending.key.name().data(), pending.key.name().size());
     if (std::any_of(options_.rebind_allowed.begin(), options_.rebind_allowed.end(),
-                    [&](const wire::Name& d) { return is_under(name, d.wire()); })) {
+                    [&](const wire::Name& d) { return is_under(pending.key.name(), d.wire()); })) {
         return false;
     }
     return has_internal_address(answer);

@@ -7,8 +7,6 @@
 namespace moat::engine {
 namespace {
 
-wire::Name name_of(std::string_view text) { return *wire::Name::from_text(text); }
-
 bool same(std::span<const std::uint8_t> a, std::span<const std::uint8_t> b) noexcept {
     return std::equal(a.begin(), a.end(), b.begin(), b.end());
 }
