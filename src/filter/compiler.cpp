@@ -4,6 +4,7 @@
 #include <utility>
 
 #include "moat/filter/line_parser.hpp"
+#include "moat/filter/list_scan.hpp"
 #include "moat/filter/name_hash.hpp"
 #include "regex_matcher.hpp"
 
@@ -74,42 +75,18 @@ tl::expected<std::size_t, Errc> Compiler::open_list(ListSpec spec) {
 
 void Compiler::parse(std::size_t list, std::string_view line) {
     ListInfo& info = lists_[list].info;
-    ListStats& st = info.stats;
-    ++st.lines;
-    Sink sink(*this, list, st.lines);
-    switch (parse_line(line, info.spec.format, info.spec.entries_include_subdomains, sink)) {
-        case LineOutcome::rules: break;
-        case LineOutcome::comment: ++st.comments; break;
-        case LineOutcome::unsupported: ++st.unsupported; break;
-        case LineOutcome::invalid:
-            ++st.invalid;
-            if (st.first_invalid.size() < ListStats::kMaxReportedInvalid) {
-                st.first_invalid.push_back({st.lines, std::string(line.substr(0, 200))});
-            }
-            break;
-    }
+    ++info.stats.lines;
+    Sink sink(*this, list, info.stats.lines);
+    record_line(info.stats,
+                parse_line(line, info.spec.format, info.spec.entries_include_subdomains, sink),
+                line);
 }
 
 tl::expected<void, Errc> Compiler::feed(std::size_t list, std::string_view bytes) {
     if (list >= lists_.size() || !lists_[list].open) {
         return tl::unexpected(Errc::bad_list);
     }
-    std::string& pending = lists_[list].pending;
-    while (!bytes.empty()) {
-        const std::size_t nl = bytes.find('\n');
-        if (nl == std::string_view::npos) {
-            pending.append(bytes);
-            break;
-        }
-        if (pending.empty()) {
-            parse(list, bytes.substr(0, nl));
-        } else {
-            pending.append(bytes.substr(0, nl));
-            const std::string line = std::exchange(pending, {});
-            parse(list, line);
-        }
-        bytes.remove_prefix(nl + 1);
-    }
+    lists_[list].lines.feed(bytes, [&](std::string_view line) { parse(list, line); });
     return {};
 }
 
@@ -117,10 +94,7 @@ tl::expected<void, Errc> Compiler::close_list(std::size_t list) {
     if (list >= lists_.size() || !lists_[list].open) {
         return tl::unexpected(Errc::bad_list);
     }
-    if (!lists_[list].pending.empty()) {
-        const std::string line = std::exchange(lists_[list].pending, {});
-        parse(list, line);
-    }
+    lists_[list].lines.finish([&](std::string_view line) { parse(list, line); });
     lists_[list].open = false;
     return {};
 }

@@ -25,6 +25,7 @@
 
 #include "moat/filter/filter_error.hpp"
 #include "moat/filter/list.hpp"
+#include "moat/filter/list_scan.hpp"
 #include "moat/filter/name_hash_set.hpp"
 #include "moat/filter/snapshot.hpp"
 
@@ -67,7 +68,7 @@ private:
     class Sink;
     struct OpenList {
         ListInfo info;
-        std::string pending;  ///< partial line carried between feed() calls
+        LineSplitter lines;
         bool open = true;
     };
     void parse(std::size_t list, std::string_view line);

@@ -3,8 +3,11 @@
 
 #include <gtest/gtest.h>
 
+#include <sstream>
 #include <string>
 #include <vector>
+
+#include "moat/filter/list_scan.hpp"
 
 namespace moat::filter {
 namespace {
@@ -215,6 +218,40 @@ TEST(FilterDetect, Formats) {
     EXPECT_EQ(detect_format("/ads/"), ListFormat::adblock);
     EXPECT_EQ(detect_format("^ads\\."), ListFormat::regex);
     EXPECT_EQ(detect_format("(^|\\.)x\\.com$"), ListFormat::regex);
+}
+
+}  // namespace
+}  // namespace moat::filter
+
+namespace moat::filter {
+namespace {
+
+TEST(FilterScan, CountsLinesSplitAcrossChunksAndALastLineWithoutNewline) {
+    // A line longer than the 64 KiB read chunk, a bad regex, a comment and no final newline.
+    const std::string long_comment = "# " + std::string(70000, 'x');
+    std::istringstream in("ads.example\n" + long_comment + "\n/(unclosed/\n\ntracker.example");
+    const ListStats st = scan_list(in, ListFormat::auto_detect, false);
+    EXPECT_EQ(st.lines, 5U);
+    EXPECT_EQ(st.entries, 2U);
+    EXPECT_EQ(st.comments, 2U);
+    EXPECT_EQ(st.invalid, 1U);
+    ASSERT_EQ(st.first_invalid.size(), 1U);
+    EXPECT_EQ(st.first_invalid[0].line, 3U);
+    EXPECT_EQ(st.first_invalid[0].text, "/(unclosed/");
+}
+
+TEST(FilterScan, SplitterHandsOverWholeLinesWhateverTheChunking) {
+    const std::string text = "a\nbb\n\nccc";
+    for (std::size_t step = 1; step <= text.size(); ++step) {
+        LineSplitter splitter;
+        std::vector<std::string> lines;
+        auto take = [&](std::string_view l) { lines.emplace_back(l); };
+        for (std::size_t at = 0; at < text.size(); at += step) {
+            splitter.feed(std::string_view(text).substr(at, step), take);
+        }
+        splitter.finish(take);
+        EXPECT_EQ(lines, (std::vector<std::string>{"a", "bb", "", "ccc"})) << "step " << step;
+    }
 }
 
 }  // namespace

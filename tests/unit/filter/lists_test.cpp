@@ -13,6 +13,7 @@
 
 #include "moat/filter/compiler.hpp"
 #include "moat/filter/line_parser.hpp"
+#include "moat/filter/list_scan.hpp"
 #include "support/shared_data.hpp"
 
 namespace moat::filter {
@@ -115,6 +116,28 @@ TEST(FilterLists, EveryListLoadsWithItsManifestCounts) {
         EXPECT_LE(st.invalid * 100, e.manifest_entries * e.max_invalid_percent)
             << "first invalid: " << (st.first_invalid.empty() ? "" : st.first_invalid[0].text);
         EXPECT_GT(snap->memory_bytes(), 0U);
+    }
+}
+
+TEST(FilterLists, ScanCountsWhatCompilingCounts) {
+    MOAT_SHARED_PATH_OR_SKIP(dir, "data/blocklists");
+    for (const Expected& e : kLists) {
+        SCOPED_TRACE(e.file);
+        ListStats compiled;
+        load(dir / e.file, e, compiled);
+        std::ifstream in(dir / e.file, std::ios::binary);
+        const ListStats scanned = scan_list(in, e.format, e.subdomains);
+        EXPECT_EQ(scanned.lines, compiled.lines);
+        EXPECT_EQ(scanned.entries, compiled.entries);
+        EXPECT_EQ(scanned.comments, compiled.comments);
+        EXPECT_EQ(scanned.skipped, compiled.skipped);
+        EXPECT_EQ(scanned.unsupported, compiled.unsupported);
+        EXPECT_EQ(scanned.invalid, compiled.invalid);
+        ASSERT_EQ(scanned.first_invalid.size(), compiled.first_invalid.size());
+        for (std::size_t i = 0; i < scanned.first_invalid.size(); ++i) {
+            EXPECT_EQ(scanned.first_invalid[i].line, compiled.first_invalid[i].line);
+            EXPECT_EQ(scanned.first_invalid[i].text, compiled.first_invalid[i].text);
+        }
     }
 }
 
