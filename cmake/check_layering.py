@@ -28,7 +28,7 @@ LAYERS: dict[str, int] = {
     "wire": 1, "http": 1, "metrics": 1,
     "filter": 2, "cache": 2, "querylog": 2, "config": 2,
     "engine": 3,
-    "upstream": 4, "server": 4, "api": 4,
+    "upstream": 4, "server": 4, "api": 4, "lists": 4,
     "app": 5,
 }
 
@@ -40,13 +40,14 @@ MAY_INCLUDE: dict[str, set[str]] = {
     "querylog": {"core", "wire"},
     "config": {"core", "wire"},
     "upstream": {"core", "wire", "http", "metrics"},
+    "lists": {"core", "wire", "filter"},
 }
 
 # Same-layer includes that ARCHITECTURE.md allows: the server glues engine and upstream.
 SAME_LAYER_ALLOWED: set[tuple[str, str]] = {("server", "upstream")}
 
 # Third-party libraries reserved to layer 4 and up.
-IO_LIBRARIES = ("asio", "spdlog")
+IO_LIBRARIES = ("asio", "spdlog", "curl")
 IO_MIN_LAYER = 4
 
 SUFFIXES = {".hpp", ".h", ".hh", ".hxx", ".ipp", ".inl", ".cpp", ".cc", ".cxx"}

@@ -8,10 +8,10 @@
 #include <asio/steady_timer.hpp>
 #include <csignal>
 #include <memory>
-#include <thread>
 #include <tl/expected.hpp>
 
 #include "embedded.hpp"
+#include "list_refresher.hpp"
 #include "lists.hpp"
 #include "logging.hpp"
 #include "moat/cache/cache.hpp"
@@ -23,6 +23,7 @@
 #include "moat/server/server.hpp"
 #include "moat/upstream/forwarder.hpp"
 #include "wiring.hpp"
+#include "worker.hpp"
 
 namespace moat::app {
 namespace {
@@ -85,12 +86,14 @@ public:
                 forwarder_),
           server_(io_, server_options(config_), path_),
           signals_(io_, SIGHUP, SIGTERM, SIGINT),
-          drain_timer_(io_) {}
+          drain_timer_(io_),
+          refresher_(io_, [this] { recompile_lists(); }) {
+        signals_.add(SIGUSR1);
+    }
 
     ~Daemon() {
-        if (reload_thread_.joinable()) {
-            reload_thread_.join();
-        }
+        refresher_.stop();
+        compiles_.stop();
     }
     Daemon(const Daemon&) = delete;
     Daemon& operator=(const Daemon&) = delete;
@@ -107,6 +110,7 @@ public:
             spdlog::info("no upstream configured: forwarding to Quad9 (9.9.9.9, 149.112.112.112)");
         }
         wait_for_signal();
+        refresher_.configure(config_);
         spdlog::info("dnsmoat {} ready", version());
         io_.run();
         spdlog::info("dnsmoat stopped");
@@ -122,6 +126,10 @@ private:
             if (signal == SIGHUP) {
                 reload();
                 wait_for_signal();
+            } else if (signal == SIGUSR1) {
+                spdlog::info("lists: refreshing the downloaded lists now (SIGUSR1)");
+                refresher_.refresh_all_now();
+                wait_for_signal();
             } else {
                 shutdown();
             }
@@ -136,11 +144,8 @@ private:
         reloading_ = true;
         spdlog::info("reload: reading {}", launch_.config_file ? launch_.config_file->string()
                                                                : std::string("embedded defaults"));
-        if (reload_thread_.joinable()) {
-            reload_thread_.join();
-        }
         // Lists compile aside (seconds for big lists); queries keep the running config meanwhile.
-        reload_thread_ = std::thread([this] {
+        compiles_.post([this] {
             auto c = load_config(launch_);
             std::shared_ptr<Loaded> loaded;
             std::string error;
@@ -152,6 +157,7 @@ private:
             asio::post(io_, [this, loaded, error] {
                 if (loaded) {
                     apply(*loaded);
+                    refresher_.refresh_all_now();  // cheap for unchanged lists (conditional GET)
                 } else {
                     spdlog::error("reload failed, keeping the running configuration:\n{}", error);
                 }
@@ -164,8 +170,28 @@ private:
         });
     }
 
+    /// After downloads installed new copies: compiles the lists of the running config again.
+    void recompile_lists() {
+        compiles_.post([this, c = config_, generation = generation_] {
+            auto lists =
+                std::make_shared<CompiledLists>(compile_lists(c, !launch_.config_file.has_value()));
+            asio::post(io_, [this, lists, generation] {
+                if (stopping_ || generation != generation_) {
+                    return;  // a reload since then compiled the new copies with its own config
+                }
+                if (lists->snapshot && lists->problems.empty()) {
+                    publisher_.publish(lists->snapshot);
+                    spdlog::info("lists: now serving the new downloads");
+                } else {
+                    spdlog::warn("lists: some lists could not be read; the running lists stay");
+                }
+            });
+        });
+    }
+
     void apply(Loaded& loaded) {
         const config::Config& c = loaded.config;
+        ++generation_;
         if (loaded.lists.snapshot && loaded.lists.problems.empty()) {
             publisher_.publish(loaded.lists.snapshot);
         } else {
@@ -185,12 +211,14 @@ private:
         config_.upstream = c.upstream;
         config_.blocklists = c.blocklists;
         config_.allowlists = c.allowlists;
+        config_.lists = c.lists;
         config_.blocking = c.blocking;
         config_.local = c.local;
         config_.cache = c.cache;
         config_.access = c.access;
         config_.edns = c.edns;
         config_.log = c.log;
+        refresher_.configure(config_);
         spdlog::info("reload: applied");
     }
 
@@ -201,6 +229,7 @@ private:
         stopping_ = true;
         spdlog::info("shutting down: answering {} queries in flight", path_.in_flight());
         signals_.cancel();
+        refresher_.stop();
         server_.stop_receiving();
         drain_deadline_ = std::chrono::steady_clock::now() + config_.upstream.total_timeout +
                           std::chrono::seconds(1);
@@ -233,10 +262,12 @@ private:
     asio::signal_set signals_;
     asio::steady_timer drain_timer_;
     std::chrono::steady_clock::time_point drain_deadline_;
-    std::thread reload_thread_;
+    std::uint64_t generation_ = 0;  ///< of the applied config, counted by apply()
     bool reloading_ = false;
     bool reload_again_ = false;
     bool stopping_ = false;
+    ListRefresher refresher_;
+    Worker compiles_;  // last: its thread stops before the members its jobs use
 };
 
 }  // namespace

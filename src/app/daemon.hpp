@@ -1,4 +1,5 @@
-// `dnsmoat run`: builds every module from the config, serves until SIGTERM, reloads on SIGHUP.
+// `dnsmoat run`: builds every module from the config, serves until SIGTERM, reloads on SIGHUP,
+// refreshes the downloaded lists on SIGUSR1 (and on SIGHUP).
 #pragma once
 
 #include <filesystem>

@@ -2,24 +2,16 @@
 
 #include <spdlog/spdlog.h>
 
+#include <array>
+#include <ctime>
 #include <fstream>
 
 #include "embedded.hpp"
 #include "moat/filter/compiler.hpp"
+#include "moat/lists/state_dir.hpp"
 
 namespace moat::app {
 namespace {
-
-filter::ListFormat format_of(config::ListFormat f) {
-    switch (f) {
-        case config::ListFormat::automatic: return filter::ListFormat::auto_detect;
-        case config::ListFormat::hosts: return filter::ListFormat::hosts;
-        case config::ListFormat::domains: return filter::ListFormat::domains;
-        case config::ListFormat::adblock: return filter::ListFormat::adblock;
-        case config::ListFormat::regex: return filter::ListFormat::regex;
-    }
-    return filter::ListFormat::auto_detect;
-}
 
 void report(const std::string& where, const filter::ListStats& s) {
     spdlog::info("list {}: {} entries from {} lines ({} invalid, {} unsupported)", where, s.entries,
@@ -30,6 +22,29 @@ void report(const std::string& where, const filter::ListStats& s) {
 }
 
 }  // namespace
+
+filter::ListFormat list_format(config::ListFormat f) noexcept {
+    switch (f) {
+        case config::ListFormat::automatic: return filter::ListFormat::auto_detect;
+        case config::ListFormat::hosts: return filter::ListFormat::hosts;
+        case config::ListFormat::domains: return filter::ListFormat::domains;
+        case config::ListFormat::adblock: return filter::ListFormat::adblock;
+        case config::ListFormat::regex: return filter::ListFormat::regex;
+    }
+    return filter::ListFormat::auto_detect;
+}
+
+std::string local_time_text(std::int64_t unix_seconds) {
+    if (unix_seconds == 0) {
+        return "never";
+    }
+    const auto t = static_cast<std::time_t>(unix_seconds);
+    std::tm tm{};
+    localtime_r(&t, &tm);
+    std::array<char, 32> text{};
+    return std::strftime(text.data(), text.size(), "%Y-%m-%d %H:%M:%S", &tm) > 0 ? text.data()
+                                                                                 : "?";
+}
 
 CompiledLists compile_lists(const config::Config& config, bool with_embedded) {
     CompiledLists result;
@@ -47,25 +62,30 @@ CompiledLists compile_lists(const config::Config& config, bool with_embedded) {
         if (!l.enabled) {
             return;
         }
-        if (l.path.empty()) {
-            result.problems.push_back("list \"" + l.name + "\" (" + l.url +
-                                      "): downloading lists is not supported yet; skipped");
-            return;
+        std::string path = l.path;
+        if (!l.url.empty()) {
+            const lists::StateDir dir(config.lists.state_dir);
+            path = dir.copy_path(lists::StateDir::key_of(l.name, l.url)).string();
         }
-        std::ifstream in(l.path, std::ios::binary);
+        std::ifstream in(path, std::ios::binary);
         if (!in) {
-            result.problems.push_back("list \"" + l.name + "\": cannot open " + l.path);
+            if (l.url.empty()) {
+                result.problems.push_back("list \"" + l.name + "\": cannot open " + path);
+            } else {
+                result.pending.push_back("list \"" + l.name + "\" (" + l.url +
+                                         "): not downloaded yet; it is added once it is");
+            }
             return;
         }
-        filter::ListSpec spec{id++, l.name, kind, format_of(l.format),
+        filter::ListSpec spec{id++, l.name, kind, list_format(l.format),
                               l.subdomains.value_or(false)};
         auto added = compiler.add_stream(spec, in);
         if (!added) {
             result.problems.push_back("list \"" + l.name + "\": too many lists");
             return;
         }
-        report(l.path, compiler.stats(*added));
-        result.sources.push_back({l.name, l.path, false});
+        report(l.url.empty() ? path : l.name + " (" + l.url + ")", compiler.stats(*added));
+        result.sources.push_back({l.name, path, false});
     };
     for (const auto& l : config.blocklists) {
         add(l, filter::ListKind::block);
@@ -75,6 +95,9 @@ CompiledLists compile_lists(const config::Config& config, bool with_embedded) {
     }
     for (const std::string& p : result.problems) {
         spdlog::warn("{}", p);
+    }
+    for (const std::string& p : result.pending) {
+        spdlog::info("{}", p);
     }
     auto built = std::move(compiler).build();
     if (built) {

@@ -1,5 +1,5 @@
 // dnsmoat: the command line. `run` serves DNS, `check-config` validates a file, `query` explains
-// the lists' verdict on a name, `--version` prints the version.
+// the lists' verdict on a name, `lists` shows the lists' state, `--version` prints the version.
 #include <malloc.h>
 
 #include <CLI/CLI.hpp>
@@ -8,6 +8,7 @@
 
 #include "daemon.hpp"
 #include "embedded.hpp"
+#include "lists_command.hpp"
 #include "moat/config/loader.hpp"
 #include "query_command.hpp"
 
@@ -70,6 +71,14 @@ int run_main(int argc, char** argv) {
         ->type_name("FILE");
     add_override_flags(*query, launch.overrides);
 
+    bool lists_json = false;
+    CLI::App* lists = app.add_subcommand(
+        "lists",
+        "Show each list: entries, invalid lines, and the downloads' last success and error");
+    lists->add_option("-c,--config", config_path, "Config file whose lists to show")
+        ->type_name("FILE");
+    lists->add_flag("--json", lists_json, "Print JSON");
+
     CLI11_PARSE(app, argc, argv);
 
     if (show_version) {
@@ -88,6 +97,9 @@ int run_main(int argc, char** argv) {
     launch.config_file = config_to_use(config_path);
     if (*query) {
         return moat::app::run_query(launch, query_name);
+    }
+    if (*lists) {
+        return moat::app::run_lists(launch, lists_json);
     }
     if (*run) {
         return moat::app::run_daemon(launch);

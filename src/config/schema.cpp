@@ -141,6 +141,23 @@ void read_lists(TableReader& t, std::string_view key, std::vector<ListConfig>& o
     });
 }
 
+void read_list_downloads(TableReader& t, ListsConfig& out) {
+    if (t.string("state_dir", out.state_dir) && out.state_dir.empty()) {
+        t.context().error(Errc::bad_value, t.find("state_dir")->line, t.path_of("state_dir"),
+                          "must not be empty");
+    }
+    t.size("max_size", out.max_size, 1024, 1ULL << 30U);
+    t.duration("connect_timeout", out.connect_timeout, milliseconds{100}, minutes{5});
+    if (t.duration("timeout", out.timeout, Sec{1}, hours{1}) &&
+        out.timeout < out.connect_timeout) {
+        t.context().error(Errc::conflict, t.find("timeout")->line, t.path_of("timeout"),
+                          "must not be shorter than lists.connect_timeout (" +
+                              format_duration(out.connect_timeout) + ")");
+    }
+    t.integer("max_shrink_percent", out.max_shrink_percent, 0, 100);
+    t.string("ca_file", out.ca_file);
+}
+
 void read_blocking(TableReader& t, BlockingConfig& out) {
     t.enumeration<BlockingMode>("mode", out.mode,
                                 {{"null", BlockingMode::null_ip},
@@ -192,6 +209,7 @@ tl::expected<Config, ConfigErrors> to_config(const Node& root, std::string_view 
     section(top, "upstream", [&](TableReader& t) { read_upstream(t, config.upstream); });
     read_lists(top, "blocklists", config.blocklists);
     read_lists(top, "allowlists", config.allowlists);
+    section(top, "lists", [&](TableReader& t) { read_list_downloads(t, config.lists); });
     section(top, "blocking", [&](TableReader& t) { read_blocking(t, config.blocking); });
     section(top, "local", [&](TableReader& t) { read_local(t, config.local); });
     section(top, "cache", [&](TableReader& t) { read_cache(t, config.cache); });

@@ -56,7 +56,7 @@ ListStats scan_list(std::istream& in, ListFormat format, bool include_subdomains
         record_line(stats, parse_line(line, format, include_subdomains, sink), line);
     };
     LineSplitter splitter;
-    std::array<char, 64 * 1024> chunk{};
+    std::array<char, std::size_t{64} * 1024> chunk{};
     while (in) {
         in.read(chunk.data(), static_cast<std::streamsize>(chunk.size()));
         const auto got = static_cast<std::size_t>(in.gcount());

@@ -6,8 +6,8 @@
 // are checked, so the app maps it onto each module's Options without checking again. Modules
 // never see this type (docs/ARCHITECTURE.md, rule 4). Everything is owned by value.
 //
-// Room for later issues: lists accept `url` + `refresh` now (downloading is issue 5); the
-// top-level tables `groups`, `api`, `dot`, `doh` are reserved for issues 5-7 and rejected today.
+// Room for later issues: the top-level tables `groups`, `api`, `dot`, `doh` are reserved for
+// issues 5-7 and rejected today.
 #pragma once
 
 #include <chrono>
@@ -63,7 +63,7 @@ enum class ListFormat : std::uint8_t { automatic, hosts, domains, adblock, regex
 struct ListConfig {
     std::string name;  ///< required, unique among lists of the same kind
     std::string path;  ///< a local file (relative paths: to the working directory)
-    std::string url;   ///< http(s):// source: accepted by the schema, downloading comes later
+    std::string url;   ///< http(s):// source, downloaded into ListsConfig::state_dir
     Duration refresh{std::chrono::hours{24}};  ///< for `url` lists: 1m..30d
     ListFormat format = ListFormat::automatic;
     /// Override of the format's exact-vs-subdomain semantics; unset: the format decides
@@ -72,6 +72,22 @@ struct ListConfig {
     bool enabled = true;
 
     friend bool operator==(const ListConfig&, const ListConfig&) = default;
+};
+
+/// [lists]: how `url` lists are downloaded and kept.
+struct ListsConfig {
+    /// Where the last good copy of each downloaded list and its status are kept.
+    std::string state_dir = "/var/lib/dnsmoat/lists";
+    std::uint64_t max_size = 64ULL << 20U;   ///< bytes one download may have, 1KiB..1GiB
+    Duration connect_timeout{10000};        ///< 100ms..5m
+    Duration timeout{120000};               ///< whole download, 1s..1h, >= connect_timeout
+    /// A download with fewer entries than (100 - this)% of the last good copy is rejected;
+    /// 0..100, 100 turns the check off.
+    std::uint32_t max_shrink_percent = 50;
+    /// Extra CA certificates (PEM) trusted for list servers, besides the system store.
+    std::string ca_file;
+
+    friend bool operator==(const ListsConfig&, const ListsConfig&) = default;
 };
 
 enum class BlockingMode : std::uint8_t {
@@ -171,6 +187,7 @@ struct Config {
     UpstreamConfig upstream;
     std::vector<ListConfig> blocklists;
     std::vector<ListConfig> allowlists;
+    ListsConfig lists;
     BlockingConfig blocking;
     LocalConfig local;
     CacheConfig cache;

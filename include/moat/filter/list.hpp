@@ -31,6 +31,8 @@ struct ListSpec {
 struct InvalidLine {
     std::uint64_t line = 0;
     std::string text;
+
+    friend bool operator==(const InvalidLine&, const InvalidLine&) = default;
 };
 
 struct ListStats {

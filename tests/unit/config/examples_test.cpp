@@ -25,7 +25,8 @@ TEST(Examples, ExampleShowsTheDefaults) {
     // give defaults() back.
     auto config = load_file(kDir / "dnsmoat.toml");
     ASSERT_TRUE(config) << to_string(config.error());
-    EXPECT_EQ(config->blocklists.size(), 1U);
+    EXPECT_EQ(config->blocklists.size(), 2U);
+    EXPECT_EQ(config->blocklists[1].url.rfind("https://", 0), 0U);
     EXPECT_EQ(config->allowlists.size(), 1U);
     EXPECT_EQ(config->local.records.size(), 4U);
     EXPECT_EQ(config->upstream.conditional.size(), 1U);

@@ -1,0 +1,56 @@
+// Refreshing one downloaded list: download, check, then install or keep the last good copy; and
+// when each list is due next.
+//
+// A download replaces the copy only when it has entries and has not shrunk by more than the
+// policy allows; otherwise the copy stays and the status says why. Nothing here compiles a
+// snapshot: the caller recompiles when a refresh reports `updated`.
+#pragma once
+
+#include <chrono>
+#include <cstdint>
+#include <string>
+
+#include "moat/filter/list.hpp"
+#include "moat/lists/fetch.hpp"
+#include "moat/lists/list_status.hpp"
+#include "moat/lists/state_dir.hpp"
+
+namespace moat::lists {
+
+struct ListSource {
+    std::string name;
+    std::string url;
+    filter::ListFormat format = filter::ListFormat::auto_detect;
+    bool include_subdomains = false;
+    std::chrono::seconds refresh{std::chrono::hours{24}};
+};
+
+struct RefreshPolicy {
+    FetchOptions fetch;
+    /// Reject a download with fewer than (100 - this)% of the copy's entries; 100: never.
+    std::uint32_t max_shrink_percent = 50;
+};
+
+enum class RefreshResult : std::uint8_t {
+    updated,    ///< a new copy is installed: recompile
+    unchanged,  ///< 304, or the same body again: nothing to do
+    failed,     ///< download failed or was rejected: the last good copy (if any) stays
+};
+
+struct RefreshOutcome {
+    RefreshResult result = RefreshResult::failed;
+    ListStatus status;  ///< as written to the state directory
+};
+
+/// Downloads `source` and updates its copy and status in `dir`. `now` is Unix seconds.
+[[nodiscard]] RefreshOutcome refresh_list(const ListSource& source, const StateDir& dir,
+                                          const RefreshPolicy& policy, std::int64_t now);
+
+/// When `source` is due (Unix seconds): at once without an attempt on record; after a failure,
+/// 1, 2, 4, ... minutes after the last attempt (at most the refresh interval); else the refresh
+/// interval after the last success plus a jitter of up to a tenth of it (at most one hour)
+/// drawn from `jitter_seed`, so homes started together do not ask the server together.
+[[nodiscard]] std::int64_t next_refresh(const ListSource& source, const ListStatus* status,
+                                        std::uint64_t jitter_seed) noexcept;
+
+}  // namespace moat::lists

@@ -1,0 +1,189 @@
+#include "moat/lists/fetch.hpp"
+
+#include <curl/curl.h>
+
+#include <array>
+#include <cstdio>
+#include <memory>
+#include <mutex>
+#include <string_view>
+
+namespace moat::lists {
+namespace {
+
+constexpr long kMaxRedirects = 5;
+constexpr std::uint64_t kFnvOffset = 14695981039346656037ULL;
+constexpr std::uint64_t kFnvPrime = 1099511628211ULL;
+
+/// curl_global_init is not thread-safe and must run once before any handle exists.
+void init_curl_once() {
+    static std::once_flag once;
+    std::call_once(once, [] { curl_global_init(CURL_GLOBAL_DEFAULT); });
+}
+
+struct Transfer {
+    std::FILE* file = nullptr;
+    const std::atomic<bool>* cancel = nullptr;
+    std::uint64_t max_bytes = 0;
+    std::uint64_t bytes = 0;
+    std::uint64_t hash = kFnvOffset;
+    bool too_big = false;
+    bool write_failed = false;
+    Validators validators;
+};
+
+std::size_t on_body(char* data, std::size_t size, std::size_t count, void* user) {
+    auto& t = *static_cast<Transfer*>(user);
+    const std::size_t n = size * count;
+    if (t.bytes + n > t.max_bytes) {
+        t.too_big = true;
+        return 0;  // ends the transfer with CURLE_WRITE_ERROR
+    }
+    if (std::fwrite(data, 1, n, t.file) != n) {
+        t.write_failed = true;
+        return 0;
+    }
+    for (std::size_t i = 0; i < n; ++i) {
+        t.hash = (t.hash ^ static_cast<unsigned char>(data[i])) * kFnvPrime;
+    }
+    t.bytes += n;
+    return n;
+}
+
+/// The value of header `name` in `line` ("Name: value\r\n"), trimmed; empty when another header.
+std::string_view header_value(std::string_view line, std::string_view name) {
+    if (line.size() <= name.size() || line[name.size()] != ':') {
+        return {};
+    }
+    for (std::size_t i = 0; i < name.size(); ++i) {
+        const char a = line[i] >= 'A' && line[i] <= 'Z' ? static_cast<char>(line[i] + 32) : line[i];
+        if (a != name[i]) {
+            return {};
+        }
+    }
+    std::string_view v = line.substr(name.size() + 1);
+    while (!v.empty() && (v.front() == ' ' || v.front() == '\t')) {
+        v.remove_prefix(1);
+    }
+    while (!v.empty() && (v.back() == '\r' || v.back() == '\n' || v.back() == ' ')) {
+        v.remove_suffix(1);
+    }
+    return v;
+}
+
+int on_progress(void* user, curl_off_t /*dltotal*/, curl_off_t /*dlnow*/, curl_off_t /*ultotal*/,
+                curl_off_t /*ulnow*/) {
+    const auto& t = *static_cast<const Transfer*>(user);
+    return t.cancel != nullptr && t.cancel->load(std::memory_order_relaxed) ? 1 : 0;
+}
+
+std::size_t on_header(char* data, std::size_t size, std::size_t count, void* user) {
+    auto& t = *static_cast<Transfer*>(user);
+    const std::string_view line(data, size * count);
+    if (line.starts_with("HTTP/")) {
+        t.validators = {};  // a new response (after a redirect): only the last one's count
+    } else if (auto etag = header_value(line, "etag"); !etag.empty()) {
+        t.validators.etag = etag;
+    } else if (auto lm = header_value(line, "last-modified"); !lm.empty()) {
+        t.validators.last_modified = lm;
+    }
+    return size * count;
+}
+
+using EasyHandle = std::unique_ptr<CURL, decltype(&curl_easy_cleanup)>;
+using HeaderList = std::unique_ptr<curl_slist, decltype(&curl_slist_free_all)>;
+
+void set_options(CURL* h, const std::string& url, const FetchOptions& o, Transfer& t,
+                 curl_slist* headers) {
+    curl_easy_setopt(h, CURLOPT_URL, url.c_str());
+    curl_easy_setopt(h, CURLOPT_PROTOCOLS_STR, "http,https");
+    curl_easy_setopt(h, CURLOPT_REDIR_PROTOCOLS_STR, "http,https");
+    curl_easy_setopt(h, CURLOPT_FOLLOWLOCATION, 1L);
+    curl_easy_setopt(h, CURLOPT_MAXREDIRS, kMaxRedirects);
+    curl_easy_setopt(h, CURLOPT_CONNECTTIMEOUT_MS, static_cast<long>(o.connect_timeout.count()));
+    curl_easy_setopt(h, CURLOPT_TIMEOUT_MS, static_cast<long>(o.timeout.count()));
+    curl_easy_setopt(h, CURLOPT_MAXFILESIZE_LARGE, static_cast<curl_off_t>(o.max_bytes));
+    curl_easy_setopt(h, CURLOPT_NOSIGNAL, 1L);         // timeouts without SIGALRM: we are threaded
+    curl_easy_setopt(h, CURLOPT_ACCEPT_ENCODING, "");  // gzip/deflate/br as libcurl supports
+    curl_easy_setopt(h, CURLOPT_USERAGENT, o.user_agent.c_str());
+    curl_easy_setopt(h, CURLOPT_SSL_VERIFYPEER, 1L);
+    curl_easy_setopt(h, CURLOPT_SSL_VERIFYHOST, 2L);
+    if (!o.ca_file.empty()) {
+        // CAINFO replaces the default bundle; CAPATH keeps the system store trusted as well.
+        curl_easy_setopt(h, CURLOPT_CAINFO, o.ca_file.c_str());
+        curl_easy_setopt(h, CURLOPT_CAPATH, "/etc/ssl/certs");
+    }
+    curl_easy_setopt(h, CURLOPT_HTTPHEADER, headers);
+    curl_easy_setopt(h, CURLOPT_WRITEFUNCTION, on_body);
+    curl_easy_setopt(h, CURLOPT_WRITEDATA, &t);
+    curl_easy_setopt(h, CURLOPT_HEADERFUNCTION, on_header);
+    curl_easy_setopt(h, CURLOPT_HEADERDATA, &t);
+    curl_easy_setopt(h, CURLOPT_NOPROGRESS, 0L);
+    curl_easy_setopt(h, CURLOPT_XFERINFOFUNCTION, on_progress);
+    curl_easy_setopt(h, CURLOPT_XFERINFODATA, &t);
+}
+
+std::string size_text(std::uint64_t bytes) {
+    return bytes >= (1U << 20U) ? std::to_string(bytes >> 20U) + " MiB"
+                                : std::to_string(bytes) + " bytes";
+}
+
+}  // namespace
+
+FetchResult fetch_to_file(const std::string& url, const Validators& have,
+                          const std::filesystem::path& out, const FetchOptions& options) {
+    init_curl_once();
+    FetchResult result;
+    std::unique_ptr<std::FILE, decltype(&std::fclose)> file(std::fopen(out.c_str(), "wb"),
+                                                            &std::fclose);
+    if (!file) {
+        result.error = "cannot write " + out.string();
+        return result;
+    }
+    EasyHandle handle(curl_easy_init(), &curl_easy_cleanup);
+    if (!handle) {
+        result.error = "libcurl could not start a transfer";
+        return result;
+    }
+    curl_slist* raw_headers = nullptr;
+    if (!have.etag.empty()) {
+        raw_headers = curl_slist_append(raw_headers, ("If-None-Match: " + have.etag).c_str());
+    }
+    if (!have.last_modified.empty()) {
+        raw_headers =
+            curl_slist_append(raw_headers, ("If-Modified-Since: " + have.last_modified).c_str());
+    }
+    const HeaderList headers(raw_headers, &curl_slist_free_all);
+    Transfer t;
+    t.file = file.get();
+    t.cancel = options.cancel;
+    t.max_bytes = options.max_bytes;
+    std::array<char, CURL_ERROR_SIZE> message{};
+    curl_easy_setopt(handle.get(), CURLOPT_ERRORBUFFER, message.data());
+    set_options(handle.get(), url, options, t, headers.get());
+
+    const CURLcode rc = curl_easy_perform(handle.get());
+    curl_easy_getinfo(handle.get(), CURLINFO_RESPONSE_CODE, &result.http_status);
+    const bool flushed = std::fflush(file.get()) == 0;
+    result.bytes = t.bytes;
+    result.content_hash = t.hash;
+    if (t.too_big || rc == CURLE_FILESIZE_EXCEEDED) {
+        result.error = "larger than lists.max_size (" + size_text(options.max_bytes) + ")";
+    } else if (rc == CURLE_ABORTED_BY_CALLBACK) {
+        result.error = "abandoned (shutting down)";
+    } else if (t.write_failed || !flushed) {
+        result.error = "cannot write " + out.string() + " (disk full?)";
+    } else if (rc != CURLE_OK) {
+        result.error = message[0] != '\0' ? std::string(message.data()) : curl_easy_strerror(rc);
+    } else if (result.http_status == 304) {
+        result.kind = FetchKind::not_modified;
+    } else if (result.http_status != 200) {
+        result.error = "HTTP " + std::to_string(result.http_status);
+    } else {
+        result.kind = FetchKind::downloaded;
+        result.validators = t.validators;
+    }
+    return result;
+}
+
+}  // namespace moat::lists

@@ -1,0 +1,177 @@
+// The state directory of downloaded lists: status documents round-trip, damaged ones read as
+// absent, keys are file-safe and follow the URL, writes are atomic, and the refresh schedule
+// (first attempt, backoff after failures, interval plus bounded jitter).
+#include <gtest/gtest.h>
+#include <unistd.h>  // mkdtemp
+
+#include <filesystem>
+#include <fstream>
+#include <set>
+
+#include "moat/lists/refresh.hpp"
+#include "moat/lists/state_dir.hpp"
+
+namespace moat::lists {
+namespace {
+
+class TempDir {
+public:
+    TempDir() {
+        std::string tmpl = (std::filesystem::temp_directory_path() / "moat-lists-XXXXXX").string();
+        path_ = ::mkdtemp(tmpl.data());
+    }
+    ~TempDir() { std::filesystem::remove_all(path_); }
+    TempDir(const TempDir&) = delete;
+    TempDir& operator=(const TempDir&) = delete;
+    [[nodiscard]] const std::filesystem::path& path() const { return path_; }
+
+private:
+    std::filesystem::path path_;
+};
+
+ListStatus sample() {
+    ListStatus s;
+    s.name = "ads";
+    s.url = "https://lists.example/ads.txt";
+    s.entries = 214895;
+    s.lines = 215000;
+    s.invalid = 2;
+    s.first_invalid = {{17, "not a domain!"}, {90, "bad \xff byte"}};
+    s.bytes = 4'300'000;
+    s.content_hash = 0xfedcba9876543210ULL;
+    s.etag = "\"abc123\"";
+    s.last_modified = "Mon, 30 Nov 2026 10:00:00 GMT";
+    s.last_changed = 1'795'000'000;
+    s.last_attempt = 1'795'000'100;
+    s.last_success = 1'795'000'100;
+    s.last_error = "HTTP 500";
+    s.failures = 3;
+    return s;
+}
+
+TEST(ListStatus, RoundTripsThroughJson) {
+    ListStatus s = sample();
+    s.first_invalid[1].text = "bad byte";  // valid UTF-8 survives as it is
+    const auto back = status_from_json(to_json(s));
+    ASSERT_TRUE(back.has_value());
+    EXPECT_EQ(*back, s);
+}
+
+TEST(ListStatus, InvalidUtf8InAListLineIsReplacedNotFatal) {
+    const auto back = status_from_json(to_json(sample()));
+    ASSERT_TRUE(back.has_value());
+    EXPECT_EQ(back->first_invalid[1].line, 90U);
+    EXPECT_NE(back->first_invalid[1].text.find("bad "), std::string::npos);
+}
+
+TEST(ListStatus, DamagedDocumentsReadAsAbsent) {
+    EXPECT_FALSE(status_from_json(""));
+    EXPECT_FALSE(status_from_json("{\"entries\": 12"));  // cut short by a crash
+    EXPECT_FALSE(status_from_json("[1, 2]"));
+    EXPECT_FALSE(status_from_json("{\"entries\": \"many\"}"));
+    const auto partial = status_from_json("{\"name\": \"x\", \"entries\": 5}");
+    ASSERT_TRUE(partial);
+    EXPECT_EQ(partial->entries, 5U);
+    EXPECT_FALSE(partial->has_copy());
+}
+
+TEST(StateDir, KeysAreFileSafeAndFollowTheUrl) {
+    const std::string key = StateDir::key_of("../My Lists/ads", "https://a.example/x.txt");
+    EXPECT_EQ(key.find('/'), std::string::npos);
+    EXPECT_EQ(key.find('.'), std::string::npos);
+    EXPECT_EQ(key.rfind("___My_Lists_ads-", 0), 0U) << key;
+    EXPECT_EQ(key, StateDir::key_of("../My Lists/ads", "https://a.example/x.txt"));
+    EXPECT_NE(key, StateDir::key_of("../My Lists/ads", "https://b.example/x.txt"));
+}
+
+TEST(StateDir, WritesStatusAtomicallyAndReadsItBack) {
+    const TempDir tmp;
+    const StateDir dir(tmp.path() / "lists" / "nested");
+    ASSERT_TRUE(dir.ensure()) << "creates missing parents";
+    const std::string key = StateDir::key_of("ads", "https://a.example/x");
+    EXPECT_FALSE(dir.read_status(key));
+    ASSERT_TRUE(dir.write_status(key, sample()));
+    EXPECT_EQ(dir.read_status(key), status_from_json(to_json(sample())));
+    for (const auto& entry : std::filesystem::directory_iterator(dir.root())) {
+        EXPECT_EQ(entry.path().extension(), ".json") << "no temporary file left behind";
+    }
+    std::ofstream(dir.status_path(key)) << "{\"entries\":";  // damaged by hand
+    EXPECT_FALSE(dir.read_status(key));
+}
+
+TEST(StateDir, InstallMovesTheCheckedDownloadIntoPlace) {
+    const TempDir tmp;
+    const StateDir dir(tmp.path());
+    const std::string key = "k";
+    std::ofstream(dir.copy_path(key)) << "old\n";
+    std::ofstream(dir.partial_path(key)) << "new\n";
+    ASSERT_TRUE(dir.install_copy(key));
+    std::ifstream in(dir.copy_path(key));
+    std::string line;
+    std::getline(in, line);
+    EXPECT_EQ(line, "new");
+    EXPECT_FALSE(std::filesystem::exists(dir.partial_path(key)));
+    EXPECT_FALSE(dir.install_copy("missing")) << "nothing to install is an error";
+}
+
+TEST(StateDir, EnsureFailsUnderAFile) {
+    const TempDir tmp;
+    std::ofstream(tmp.path() / "file") << "x";
+    const auto ok = StateDir(tmp.path() / "file" / "lists").ensure();
+    ASSERT_FALSE(ok);
+    EXPECT_NE(ok.error().find("file/lists"), std::string::npos) << ok.error();
+}
+
+ListSource daily() {
+    ListSource s;
+    s.name = "ads";
+    s.url = "https://a.example/x";
+    s.refresh = std::chrono::hours{24};
+    return s;
+}
+
+TEST(RefreshSchedule, DueAtOnceWithoutAnAttempt) {
+    EXPECT_EQ(next_refresh(daily(), nullptr, 1), 0);
+    ListStatus never;
+    EXPECT_EQ(next_refresh(daily(), &never, 1), 0);
+}
+
+TEST(RefreshSchedule, FailuresBackOffFromOneMinuteUpToTheInterval) {
+    ListStatus s = sample();
+    s.last_attempt = 1000;
+    const std::int64_t expected[] = {60, 120, 240, 480, 960};
+    for (std::uint32_t f = 1; f <= 5; ++f) {
+        s.failures = f;
+        EXPECT_EQ(next_refresh(daily(), &s, 7), 1000 + expected[f - 1]) << f << " failures";
+    }
+    s.failures = 500;
+    EXPECT_EQ(next_refresh(daily(), &s, 7), 1000 + 86400) << "capped at the interval";
+    ListSource hourly = daily();
+    hourly.refresh = std::chrono::minutes{2};
+    s.failures = 3;
+    EXPECT_EQ(next_refresh(hourly, &s, 7), 1000 + 120);
+}
+
+TEST(RefreshSchedule, SuccessWaitsTheIntervalPlusABoundedJitter) {
+    ListStatus s = sample();
+    s.failures = 0;
+    s.last_error.clear();
+    s.last_success = 50'000;
+    std::set<std::int64_t> seen;
+    for (std::uint64_t seed = 0; seed < 200; ++seed) {
+        const std::int64_t due = next_refresh(daily(), &s, seed);
+        EXPECT_GE(due, 50'000 + 86'400);
+        EXPECT_LE(due, 50'000 + 86'400 + 3600) << "jitter at most an hour";
+        seen.insert(due);
+        EXPECT_EQ(due, next_refresh(daily(), &s, seed)) << "the same seed, the same time";
+    }
+    EXPECT_GT(seen.size(), 150U) << "seeds spread the requests";
+    ListSource short_one = daily();
+    short_one.refresh = std::chrono::minutes{10};
+    for (std::uint64_t seed = 0; seed < 50; ++seed) {
+        EXPECT_LE(next_refresh(short_one, &s, seed), 50'000 + 600 + 60) << "a tenth of 10 min";
+    }
+}
+
+}  // namespace
+}  // namespace moat::lists
