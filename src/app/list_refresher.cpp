@@ -18,13 +18,12 @@ std::int64_t unix_now() {
         .count();
 }
 
-lists::RefreshPolicy policy_of(const config::ListsConfig& c, const std::atomic<bool>& cancel) {
+lists::RefreshPolicy policy_of(const config::ListsConfig& c) {
     lists::RefreshPolicy p;
     p.fetch.connect_timeout = c.connect_timeout;
     p.fetch.timeout = c.timeout;
     p.fetch.max_bytes = c.max_size;
     p.fetch.ca_file = c.ca_file;
-    p.fetch.cancel = &cancel;
     p.max_shrink_percent = c.max_shrink_percent;
     return p;
 }
@@ -68,7 +67,7 @@ void ListRefresher::configure(const config::Config& config) {
     if (stopped_) {
         return;
     }
-    policy_ = policy_of(config.lists, cancel_);
+    policy_ = policy_of(config.lists);
     state_dir_ = config.lists.state_dir;
     std::vector<Scheduled> next;
     const lists::StateDir dir(state_dir_);
@@ -132,7 +131,7 @@ void ListRefresher::start_round() {
         return;
     }
     const std::int64_t now = unix_now();
-    std::vector<lists::ListSource> due;
+    std::vector<lists::ListSource> due;  // NOLINT(misc-const-correctness): moved below
     std::vector<std::string> keys;
     for (const Scheduled& s : lists_) {
         if (s.due <= now) {
@@ -145,12 +144,10 @@ void ListRefresher::start_round() {
         return;
     }
     round_running_ = true;
-    downloads_.post([this, due = std::move(due), keys = std::move(keys), policy = policy_,
-                     dir = lists::StateDir(state_dir_), alive = std::weak_ptr<bool>(alive_)] {
-        std::vector<lists::RefreshOutcome> outcomes;
-        for (const lists::ListSource& source : due) {
-            outcomes.push_back(lists::refresh_list(source, dir, policy, unix_now()));
-        }
+    lists::FetchRequest request{state_dir_, policy_, std::move(due)};
+    downloads_.post([this, request = std::move(request), keys = std::move(keys),
+                     alive = std::weak_ptr<bool>(alive_)] {
+        auto outcomes = lists::refresh_in_child("/proc/self/exe", request, cancel_);
         asio::post(io_, [this, outcomes = std::move(outcomes), keys, alive] {
             if (!alive.expired()) {
                 finish_round(outcomes, keys);

@@ -1,6 +1,7 @@
 // Keeps the `url` lists fresh: downloads each when it is due (at start when it has no copy,
-// then every `refresh` with jitter, sooner again after a failure), on the download worker, and
-// tells the daemon when a round installed a new copy so it recompiles.
+// then every `refresh` with jitter, sooner again after a failure), through the list fetcher
+// child process (fetch_process.hpp) started from the download worker, and tells the daemon when
+// a round installed a new copy so it recompiles.
 //
 // Runs on the event loop; only the downloads leave it. The schedule comes from the status files
 // in the state directory, so a restart does not download lists that are still fresh.
@@ -18,6 +19,7 @@
 
 #include "lists.hpp"
 #include "moat/config/config.hpp"
+#include "moat/lists/fetch_process.hpp"
 #include "moat/lists/refresh.hpp"
 #include "worker.hpp"
 

@@ -10,6 +10,7 @@
 #include "embedded.hpp"
 #include "lists_command.hpp"
 #include "moat/config/loader.hpp"
+#include "moat/lists/fetch_process.hpp"
 #include "query_command.hpp"
 
 namespace {
@@ -79,11 +80,18 @@ int run_main(int argc, char** argv) {
         ->type_name("FILE");
     lists->add_flag("--json", lists_json, "Print JSON");
 
+    // The daemon's list fetcher (moat/lists/fetch_process.hpp); not for people, so not in --help.
+    CLI::App* fetch = app.add_subcommand("fetch-lists", "");
+    fetch->group("");
+
     CLI11_PARSE(app, argc, argv);
 
     if (show_version) {
         std::cout << "dnsmoat " << moat::app::version() << "\n";
         return 0;
+    }
+    if (*fetch) {
+        return moat::lists::serve_fetch_request(std::cin, std::cout);
     }
     if (*check) {
         auto loaded = moat::config::load_file(check_path);

@@ -1,12 +1,11 @@
 #include "moat/lists/fetch.hpp"
 
-#include <curl/curl.h>
-
 #include <array>
 #include <cstdio>
 #include <memory>
-#include <mutex>
 #include <string_view>
+
+#include "curl_library.hpp"
 
 namespace moat::lists {
 namespace {
@@ -14,12 +13,6 @@ namespace {
 constexpr long kMaxRedirects = 5;
 constexpr std::uint64_t kFnvOffset = 14695981039346656037ULL;
 constexpr std::uint64_t kFnvPrime = 1099511628211ULL;
-
-/// curl_global_init is not thread-safe and must run once before any handle exists.
-void init_curl_once() {
-    static std::once_flag once;
-    std::call_once(once, [] { curl_global_init(CURL_GLOBAL_DEFAULT); });
-}
 
 struct Transfer {
     std::FILE* file = nullptr;
@@ -90,37 +83,38 @@ std::size_t on_header(char* data, std::size_t size, std::size_t count, void* use
     return size * count;
 }
 
-using EasyHandle = std::unique_ptr<CURL, decltype(&curl_easy_cleanup)>;
-using HeaderList = std::unique_ptr<curl_slist, decltype(&curl_slist_free_all)>;
+using EasyHandle = std::unique_ptr<CURL, void (*)(CURL*)>;
+using HeaderList = std::unique_ptr<curl_slist, void (*)(curl_slist*)>;
 
-void set_options(CURL* h, const std::string& url, const FetchOptions& o, Transfer& t,
-                 curl_slist* headers) {
-    curl_easy_setopt(h, CURLOPT_URL, url.c_str());
-    curl_easy_setopt(h, CURLOPT_PROTOCOLS_STR, "http,https");
-    curl_easy_setopt(h, CURLOPT_REDIR_PROTOCOLS_STR, "http,https");
-    curl_easy_setopt(h, CURLOPT_FOLLOWLOCATION, 1L);
-    curl_easy_setopt(h, CURLOPT_MAXREDIRS, kMaxRedirects);
-    curl_easy_setopt(h, CURLOPT_CONNECTTIMEOUT_MS, static_cast<long>(o.connect_timeout.count()));
-    curl_easy_setopt(h, CURLOPT_TIMEOUT_MS, static_cast<long>(o.timeout.count()));
-    curl_easy_setopt(h, CURLOPT_MAXFILESIZE_LARGE, static_cast<curl_off_t>(o.max_bytes));
-    curl_easy_setopt(h, CURLOPT_NOSIGNAL, 1L);         // timeouts without SIGALRM: we are threaded
-    curl_easy_setopt(h, CURLOPT_ACCEPT_ENCODING, "");  // gzip/deflate/br as libcurl supports
-    curl_easy_setopt(h, CURLOPT_USERAGENT, o.user_agent.c_str());
-    curl_easy_setopt(h, CURLOPT_SSL_VERIFYPEER, 1L);
-    curl_easy_setopt(h, CURLOPT_SSL_VERIFYHOST, 2L);
+void set_options(const detail::CurlLibrary& curl, CURL* h, const std::string& url,
+                 const FetchOptions& o, Transfer& t, curl_slist* headers) {
+    const auto setopt = curl.easy_setopt;
+    setopt(h, CURLOPT_URL, url.c_str());
+    setopt(h, CURLOPT_PROTOCOLS_STR, "http,https");
+    setopt(h, CURLOPT_REDIR_PROTOCOLS_STR, "http,https");
+    setopt(h, CURLOPT_FOLLOWLOCATION, 1L);
+    setopt(h, CURLOPT_MAXREDIRS, kMaxRedirects);
+    setopt(h, CURLOPT_CONNECTTIMEOUT_MS, static_cast<long>(o.connect_timeout.count()));
+    setopt(h, CURLOPT_TIMEOUT_MS, static_cast<long>(o.timeout.count()));
+    setopt(h, CURLOPT_MAXFILESIZE_LARGE, static_cast<curl_off_t>(o.max_bytes));
+    setopt(h, CURLOPT_NOSIGNAL, 1L);         // timeouts without SIGALRM: we are threaded
+    setopt(h, CURLOPT_ACCEPT_ENCODING, "");  // gzip/deflate/br as libcurl supports
+    setopt(h, CURLOPT_USERAGENT, o.user_agent.c_str());
+    setopt(h, CURLOPT_SSL_VERIFYPEER, 1L);
+    setopt(h, CURLOPT_SSL_VERIFYHOST, 2L);
     if (!o.ca_file.empty()) {
         // CAINFO replaces the default bundle; CAPATH keeps the system store trusted as well.
-        curl_easy_setopt(h, CURLOPT_CAINFO, o.ca_file.c_str());
-        curl_easy_setopt(h, CURLOPT_CAPATH, "/etc/ssl/certs");
+        setopt(h, CURLOPT_CAINFO, o.ca_file.c_str());
+        setopt(h, CURLOPT_CAPATH, "/etc/ssl/certs");
     }
-    curl_easy_setopt(h, CURLOPT_HTTPHEADER, headers);
-    curl_easy_setopt(h, CURLOPT_WRITEFUNCTION, on_body);
-    curl_easy_setopt(h, CURLOPT_WRITEDATA, &t);
-    curl_easy_setopt(h, CURLOPT_HEADERFUNCTION, on_header);
-    curl_easy_setopt(h, CURLOPT_HEADERDATA, &t);
-    curl_easy_setopt(h, CURLOPT_NOPROGRESS, 0L);
-    curl_easy_setopt(h, CURLOPT_XFERINFOFUNCTION, on_progress);
-    curl_easy_setopt(h, CURLOPT_XFERINFODATA, &t);
+    setopt(h, CURLOPT_HTTPHEADER, headers);
+    setopt(h, CURLOPT_WRITEFUNCTION, on_body);
+    setopt(h, CURLOPT_WRITEDATA, &t);
+    setopt(h, CURLOPT_HEADERFUNCTION, on_header);
+    setopt(h, CURLOPT_HEADERDATA, &t);
+    setopt(h, CURLOPT_NOPROGRESS, 0L);
+    setopt(h, CURLOPT_XFERINFOFUNCTION, on_progress);
+    setopt(h, CURLOPT_XFERINFODATA, &t);
 }
 
 std::string size_text(std::uint64_t bytes) {
@@ -132,38 +126,42 @@ std::string size_text(std::uint64_t bytes) {
 
 FetchResult fetch_to_file(const std::string& url, const Validators& have,
                           const std::filesystem::path& out, const FetchOptions& options) {
-    init_curl_once();
     FetchResult result;
+    const detail::CurlLibrary& curl = detail::curl_library();
+    if (!curl.ok()) {
+        result.error = curl.error;
+        return result;
+    }
     std::unique_ptr<std::FILE, decltype(&std::fclose)> file(std::fopen(out.c_str(), "wb"),
                                                             &std::fclose);
     if (!file) {
         result.error = "cannot write " + out.string();
         return result;
     }
-    EasyHandle handle(curl_easy_init(), &curl_easy_cleanup);
+    EasyHandle handle(curl.easy_init(), curl.easy_cleanup);
     if (!handle) {
         result.error = "libcurl could not start a transfer";
         return result;
     }
     curl_slist* raw_headers = nullptr;
     if (!have.etag.empty()) {
-        raw_headers = curl_slist_append(raw_headers, ("If-None-Match: " + have.etag).c_str());
+        raw_headers = curl.slist_append(raw_headers, ("If-None-Match: " + have.etag).c_str());
     }
     if (!have.last_modified.empty()) {
         raw_headers =
-            curl_slist_append(raw_headers, ("If-Modified-Since: " + have.last_modified).c_str());
+            curl.slist_append(raw_headers, ("If-Modified-Since: " + have.last_modified).c_str());
     }
-    const HeaderList headers(raw_headers, &curl_slist_free_all);
+    const HeaderList headers(raw_headers, curl.slist_free_all);
     Transfer t;
     t.file = file.get();
     t.cancel = options.cancel;
     t.max_bytes = options.max_bytes;
     std::array<char, CURL_ERROR_SIZE> message{};
-    curl_easy_setopt(handle.get(), CURLOPT_ERRORBUFFER, message.data());
-    set_options(handle.get(), url, options, t, headers.get());
+    curl.easy_setopt(handle.get(), CURLOPT_ERRORBUFFER, message.data());
+    set_options(curl, handle.get(), url, options, t, headers.get());
 
-    const CURLcode rc = curl_easy_perform(handle.get());
-    curl_easy_getinfo(handle.get(), CURLINFO_RESPONSE_CODE, &result.http_status);
+    const CURLcode rc = curl.easy_perform(handle.get());
+    curl.easy_getinfo(handle.get(), CURLINFO_RESPONSE_CODE, &result.http_status);
     const bool flushed = std::fflush(file.get()) == 0;
     result.bytes = t.bytes;
     result.content_hash = t.hash;
@@ -174,7 +172,7 @@ FetchResult fetch_to_file(const std::string& url, const Validators& have,
     } else if (t.write_failed || !flushed) {
         result.error = "cannot write " + out.string() + " (disk full?)";
     } else if (rc != CURLE_OK) {
-        result.error = message[0] != '\0' ? std::string(message.data()) : curl_easy_strerror(rc);
+        result.error = message[0] != '\0' ? std::string(message.data()) : curl.easy_strerror(rc);
     } else if (result.http_status == 304) {
         result.kind = FetchKind::not_modified;
     } else if (result.http_status != 200) {

@@ -77,6 +77,16 @@ def test_download_is_served_and_a_refresh_replaces_the_set(upstream, moat, list_
     assert not blocked(d, "a8.lists.test"), "a name of the old download is still blocked"
     listed = json.loads(lists_command(d, "--json").stdout)
     assert listed[0]["name"] == "web" and listed[0]["status"]["entries"] == 60, listed
+    # Downloads ran in the fetcher process: the DNS process never mapped libcurl or TLS.
+    maps = open(f"/proc/{d.proc.pid}/maps").read()
+    assert "libcurl" not in maps and "libssl" not in maps, "the daemon loaded libcurl itself"
+
+
+def test_the_fetcher_rejects_a_malformed_request(binary):
+    for request in ("", "{}", "[1]", '{"state_dir": 5}'):
+        res = subprocess.run([str(binary), "fetch-lists"], input=request, capture_output=True,
+                             text=True, timeout=10)
+        assert res.returncode == 2 and res.stdout == "", (request, res)
 
 
 def test_unchanged_list_is_neither_downloaded_nor_recompiled(upstream, moat, list_server, tmp_path):

@@ -1,6 +1,7 @@
 // The state directory of downloaded lists: status documents round-trip, damaged ones read as
 // absent, keys are file-safe and follow the URL, writes are atomic, and the refresh schedule
-// (first attempt, backoff after failures, interval plus bounded jitter).
+// (first attempt, backoff after failures, interval plus bounded jitter), and the fetcher
+// process's request document.
 #include <gtest/gtest.h>
 #include <unistd.h>  // mkdtemp
 
@@ -8,6 +9,7 @@
 #include <fstream>
 #include <set>
 
+#include "moat/lists/fetch_process.hpp"
 #include "moat/lists/refresh.hpp"
 #include "moat/lists/state_dir.hpp"
 
@@ -171,6 +173,53 @@ TEST(RefreshSchedule, SuccessWaitsTheIntervalPlusABoundedJitter) {
     for (std::uint64_t seed = 0; seed < 50; ++seed) {
         EXPECT_LE(next_refresh(short_one, &s, seed), 50'000 + 600 + 60) << "a tenth of 10 min";
     }
+}
+
+}  // namespace
+}  // namespace moat::lists
+
+namespace moat::lists {
+namespace {
+
+TEST(FetchRequest, RoundTripsThroughJson) {
+    FetchRequest r;
+    r.state_dir = "/var/lib/dnsmoat/lists";
+    r.policy.fetch.connect_timeout = std::chrono::milliseconds{1500};
+    r.policy.fetch.timeout = std::chrono::milliseconds{90000};
+    r.policy.fetch.max_bytes = 12345;
+    r.policy.fetch.ca_file = "/etc/ssl/home-ca.pem";
+    r.policy.max_shrink_percent = 30;
+    r.sources.push_back({"ads", "https://a.example/ads.txt", filter::ListFormat::adblock, true,
+                         std::chrono::hours{12}});
+    r.sources.push_back(
+        {"hosts", "http://b.example/h", filter::ListFormat::hosts, false, std::chrono::minutes{5}});
+    const auto back = request_from_json(to_json(r));
+    ASSERT_TRUE(back);
+    EXPECT_EQ(back->state_dir, r.state_dir);
+    EXPECT_EQ(back->policy.fetch.connect_timeout, r.policy.fetch.connect_timeout);
+    EXPECT_EQ(back->policy.fetch.timeout, r.policy.fetch.timeout);
+    EXPECT_EQ(back->policy.fetch.max_bytes, 12345U);
+    EXPECT_EQ(back->policy.fetch.ca_file, r.policy.fetch.ca_file);
+    EXPECT_EQ(back->policy.max_shrink_percent, 30U);
+    ASSERT_EQ(back->sources.size(), 2U);
+    EXPECT_EQ(back->sources[0].format, filter::ListFormat::adblock);
+    EXPECT_TRUE(back->sources[0].include_subdomains);
+    EXPECT_EQ(back->sources[1].url, "http://b.example/h");
+    EXPECT_EQ(back->sources[1].refresh, std::chrono::minutes{5});
+}
+
+TEST(FetchRequest, MalformedRequestsAreRejected) {
+    FetchRequest r;
+    r.state_dir = "/tmp";
+    r.sources.push_back({"a", "http://a.example/", filter::ListFormat::domains, false, {}});
+    std::string text = to_json(r);
+    EXPECT_TRUE(request_from_json(text));
+    EXPECT_FALSE(request_from_json(text.substr(0, text.size() / 2)));
+    EXPECT_FALSE(request_from_json("{}"));
+    const auto at = text.find("\"format\":");
+    ASSERT_NE(at, std::string::npos);
+    text.replace(at, 10, "\"format\":9");
+    EXPECT_FALSE(request_from_json(text)) << "an unknown list format";
 }
 
 }  // namespace
