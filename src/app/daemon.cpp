@@ -2,6 +2,7 @@
 
 #include <spdlog/spdlog.h>
 
+#include <algorithm>
 #include <asio/io_context.hpp>
 #include <asio/post.hpp>
 #include <asio/signal_set.hpp>
@@ -22,6 +23,7 @@
 #include "moat/server/query_path.hpp"
 #include "moat/server/server.hpp"
 #include "moat/upstream/forwarder.hpp"
+#include "neighbour_table.hpp"
 #include "wiring.hpp"
 #include "worker.hpp"
 
@@ -81,8 +83,8 @@ public:
                                             : std::make_shared<const filter::Snapshot>()),
           cache_(make_cache(clock_, config_)),
           forwarder_(io_, upstream_options(config_)),
-          path_(std::make_shared<engine::Engine>(engine_options(config_), std::move(loaded->zone),
-                                                 publisher_, cache_),
+          path_(std::make_shared<engine::Engine>(engine_options_of(config_),
+                                                 std::move(loaded->zone), publisher_, cache_),
                 forwarder_),
           server_(io_, server_options(config_), path_),
           signals_(io_, SIGHUP, SIGTERM, SIGINT),
@@ -118,6 +120,20 @@ public:
     }
 
 private:
+    /// The engine's options with what only the daemon has: the clock and neighbour table.
+    engine::EngineOptions engine_options_of(const config::Config& c) {
+        engine::EngineOptions o = engine_options(c);
+        o.clock = &clock_;
+        o.neighbours = &neighbours_;
+        const bool macs = std::any_of(c.groups.begin(), c.groups.end(),
+                                      [](const config::GroupConfig& g) { return !g.macs.empty(); });
+        if (macs && !neighbours_started_) {
+            neighbours_started_ = true;
+            neighbours_.start();
+        }
+        return o;
+    }
+
     void wait_for_signal() {
         signals_.async_wait([this](const std::error_code& ec, int signal) {
             if (ec) {
@@ -204,8 +220,8 @@ private:
         if (c.server != config_.server || c.tcp != config_.tcp) {
             spdlog::warn("reload: [server] and [tcp] changes take effect at the next restart");
         }
-        path_.set_engine(std::make_shared<engine::Engine>(engine_options(c), std::move(loaded.zone),
-                                                          publisher_, cache_));
+        path_.set_engine(std::make_shared<engine::Engine>(
+            engine_options_of(c), std::move(loaded.zone), publisher_, cache_));
         forwarder_.reconfigure(upstream_options(c));
         set_log_level(c.log.level);
         config_.upstream = c.upstream;
@@ -230,6 +246,7 @@ private:
         spdlog::info("shutting down: answering {} queries in flight", path_.in_flight());
         signals_.cancel();
         refresher_.stop();
+        neighbours_.stop();
         server_.stop_receiving();
         drain_deadline_ = std::chrono::steady_clock::now() + config_.upstream.total_timeout +
                           std::chrono::seconds(1);
@@ -254,6 +271,8 @@ private:
     config::Config config_;
     SystemClock clock_;
     asio::io_context io_{1};
+    NeighbourTable neighbours_{io_};
+    bool neighbours_started_ = false;
     filter::SnapshotPublisher publisher_;
     std::shared_ptr<cache::Cache> cache_;
     upstream::Forwarder forwarder_;

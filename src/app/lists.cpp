@@ -46,19 +46,24 @@ std::string local_time_text(std::int64_t unix_seconds) {
                                                                                  : "?";
 }
 
+std::uint32_t list_id(const config::Config& config, filter::ListKind kind,
+                      std::size_t index) noexcept {
+    const std::size_t before = kind == filter::ListKind::block ? 0 : config.blocklists.size();
+    return static_cast<std::uint32_t>(1 + before + index);
+}
+
 CompiledLists compile_lists(const config::Config& config, bool with_embedded) {
     CompiledLists result;
     filter::Compiler compiler;
-    std::uint32_t id = 0;
     if (with_embedded) {
-        filter::ListSpec spec{id++, "built-in", filter::ListKind::block,
-                              filter::ListFormat::adblock, false};
+        filter::ListSpec spec{0, "built-in", filter::ListKind::block, filter::ListFormat::adblock,
+                              false};
         if (auto added = compiler.add_text(spec, embedded_blocklist())) {
             report("built-in", compiler.stats(*added));
             result.sources.push_back({"built-in", "", true});
         }
     }
-    auto add = [&](const config::ListConfig& l, filter::ListKind kind) {
+    auto add = [&](const config::ListConfig& l, filter::ListKind kind, std::uint32_t id) {
         if (!l.enabled) {
             return;
         }
@@ -77,7 +82,7 @@ CompiledLists compile_lists(const config::Config& config, bool with_embedded) {
             }
             return;
         }
-        filter::ListSpec spec{id++, l.name, kind, list_format(l.format),
+        filter::ListSpec spec{id, l.name, kind, list_format(l.format),
                               l.subdomains.value_or(false)};
         auto added = compiler.add_stream(spec, in);
         if (!added) {
@@ -87,11 +92,13 @@ CompiledLists compile_lists(const config::Config& config, bool with_embedded) {
         report(l.url.empty() ? path : l.name + " (" + l.url + ")", compiler.stats(*added));
         result.sources.push_back({l.name, path, false});
     };
-    for (const auto& l : config.blocklists) {
-        add(l, filter::ListKind::block);
+    for (std::size_t i = 0; i < config.blocklists.size(); ++i) {
+        add(config.blocklists[i], filter::ListKind::block,
+            list_id(config, filter::ListKind::block, i));
     }
-    for (const auto& l : config.allowlists) {
-        add(l, filter::ListKind::allow);
+    for (std::size_t i = 0; i < config.allowlists.size(); ++i) {
+        add(config.allowlists[i], filter::ListKind::allow,
+            list_id(config, filter::ListKind::allow, i));
     }
     for (const std::string& p : result.problems) {
         spdlog::warn("{}", p);

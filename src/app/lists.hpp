@@ -30,6 +30,11 @@ struct CompiledLists {
 
 [[nodiscard]] filter::ListFormat list_format(config::ListFormat f) noexcept;
 
+/// The id (filter::ListSpec::id) of a configured list, stable whatever lists fail to load: 0 is
+/// the built-in list, then the [[blocklists]] in order, then the [[allowlists]].
+[[nodiscard]] std::uint32_t list_id(const config::Config& config, filter::ListKind kind,
+                                    std::size_t index) noexcept;
+
 /// "2026-11-30 04:12:09" in the local time zone, or "never" for 0: times of list downloads.
 [[nodiscard]] std::string local_time_text(std::int64_t unix_seconds);
 

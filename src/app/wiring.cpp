@@ -3,6 +3,7 @@
 #include <fstream>
 #include <sstream>
 
+#include "group_wiring.hpp"
 #include "moat/config/values.hpp"
 #include "moat/wire/name.hpp"
 
@@ -15,6 +16,16 @@ upstream::ServerAddress server_of(const config::Endpoint& e) { return {e.address
 
 }  // namespace
 
+engine::BlockingMode engine_mode(config::BlockingMode mode) noexcept {
+    switch (mode) {
+        case config::BlockingMode::null_ip: return engine::BlockingMode::null_ip;
+        case config::BlockingMode::nxdomain: return engine::BlockingMode::nxdomain;
+        case config::BlockingMode::refused: return engine::BlockingMode::refused;
+        case config::BlockingMode::custom: return engine::BlockingMode::custom;
+    }
+    return engine::BlockingMode::null_ip;
+}
+
 std::vector<config::Endpoint> fallback_upstreams() {
     return {config::Endpoint{IpAddress::v4_of(9, 9, 9, 9), 53},
             config::Endpoint{IpAddress::v4_of(149, 112, 112, 112), 53}};
@@ -23,14 +34,7 @@ std::vector<config::Endpoint> fallback_upstreams() {
 engine::EngineOptions engine_options(const config::Config& c) {
     engine::EngineOptions o;
     o.allowed_clients = c.access.allow;
-    switch (c.blocking.mode) {
-        case config::BlockingMode::null_ip: o.blocking.mode = engine::BlockingMode::null_ip; break;
-        case config::BlockingMode::nxdomain:
-            o.blocking.mode = engine::BlockingMode::nxdomain;
-            break;
-        case config::BlockingMode::refused: o.blocking.mode = engine::BlockingMode::refused; break;
-        case config::BlockingMode::custom: o.blocking.mode = engine::BlockingMode::custom; break;
-    }
+    o.blocking.mode = engine_mode(c.blocking.mode);
     o.blocking.custom_ipv4 = c.blocking.custom_ipv4;
     o.blocking.custom_ipv6 = c.blocking.custom_ipv6;
     o.blocking.ttl = seconds(c.blocking.blocked_ttl);
@@ -54,6 +58,7 @@ engine::EngineOptions engine_options(const config::Config& c) {
     }
     o.strip_ecs = c.edns.strip_ecs;
     o.local_ttl = seconds(c.local.ttl);
+    add_groups(c, o);
     return o;
 }
 

@@ -17,7 +17,9 @@ namespace moat::app {
 /// resolvers, as AdGuard Home defaults to a public resolver rather than to nothing.
 [[nodiscard]] std::vector<config::Endpoint> fallback_upstreams();
 
+/// Without the clock and neighbour table, which the daemon owns and adds.
 [[nodiscard]] engine::EngineOptions engine_options(const config::Config& c);
+[[nodiscard]] engine::BlockingMode engine_mode(config::BlockingMode mode) noexcept;
 [[nodiscard]] upstream::Options upstream_options(const config::Config& c);
 [[nodiscard]] server::ServerOptions server_options(const config::Config& c);
 [[nodiscard]] cache::Options cache_options(const config::Config& c);

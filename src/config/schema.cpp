@@ -148,8 +148,7 @@ void read_list_downloads(TableReader& t, ListsConfig& out) {
     }
     t.size("max_size", out.max_size, 1024, 1ULL << 30U);
     t.duration("connect_timeout", out.connect_timeout, milliseconds{100}, minutes{5});
-    if (t.duration("timeout", out.timeout, Sec{1}, hours{1}) &&
-        out.timeout < out.connect_timeout) {
+    if (t.duration("timeout", out.timeout, Sec{1}, hours{1}) && out.timeout < out.connect_timeout) {
         t.context().error(Errc::conflict, t.find("timeout")->line, t.path_of("timeout"),
                           "must not be shorter than lists.connect_timeout (" +
                               format_duration(out.connect_timeout) + ")");
@@ -159,11 +158,7 @@ void read_list_downloads(TableReader& t, ListsConfig& out) {
 }
 
 void read_blocking(TableReader& t, BlockingConfig& out) {
-    t.enumeration<BlockingMode>("mode", out.mode,
-                                {{"null", BlockingMode::null_ip},
-                                 {"nxdomain", BlockingMode::nxdomain},
-                                 {"refused", BlockingMode::refused},
-                                 {"custom", BlockingMode::custom}});
+    t.enumeration<BlockingMode>("mode", out.mode, blocking_mode_names());
     if (t.ip("custom_ipv4", out.custom_ipv4) && out.custom_ipv4.v6) {
         t.context().error(Errc::bad_value, t.find("custom_ipv4")->line, t.path_of("custom_ipv4"),
                           "\"" + out.custom_ipv4.to_text() + "\" is not an IPv4 address");
@@ -201,6 +196,15 @@ void read_cache(TableReader& t, CacheConfig& out) {
 
 }  // namespace
 
+EnumNames<BlockingMode> blocking_mode_names() {
+    // A static list: its array lives as long as the program, so the returned view stays valid.
+    static const EnumNames<BlockingMode> kNames = {{"null", BlockingMode::null_ip},
+                                                   {"nxdomain", BlockingMode::nxdomain},
+                                                   {"refused", BlockingMode::refused},
+                                                   {"custom", BlockingMode::custom}};
+    return kNames;
+}
+
 tl::expected<Config, ConfigErrors> to_config(const Node& root, std::string_view file_name) {
     Context ctx(file_name);
     Config config = defaults();
@@ -210,6 +214,7 @@ tl::expected<Config, ConfigErrors> to_config(const Node& root, std::string_view 
     read_lists(top, "blocklists", config.blocklists);
     read_lists(top, "allowlists", config.allowlists);
     section(top, "lists", [&](TableReader& t) { read_list_downloads(t, config.lists); });
+    read_groups(top, config);
     section(top, "blocking", [&](TableReader& t) { read_blocking(t, config.blocking); });
     section(top, "local", [&](TableReader& t) { read_local(t, config.local); });
     section(top, "cache", [&](TableReader& t) { read_cache(t, config.cache); });
@@ -236,7 +241,6 @@ tl::expected<Config, ConfigErrors> to_config(const Node& root, std::string_view 
                                  {"warn", LogLevel::warn},
                                  {"error", LogLevel::error}});
     });
-    top.reserve("groups", "client groups (a later version)");
     top.reserve("api", "the REST API and dashboard (a later version)");
     top.finish();
     if (!ctx.ok()) {

@@ -1,5 +1,5 @@
 // The schema readers: document tree → validated Config (schema.cpp), with the [local] section
-// in local_schema.cpp.
+// in local_schema.cpp and [[groups]] in group_schema.cpp.
 #pragma once
 
 #include <string_view>
@@ -8,10 +8,9 @@
 #include "moat/config/config.hpp"
 #include "moat/config/config_error.hpp"
 #include "node.hpp"
+#include "table_reader.hpp"
 
 namespace moat::config::detail {
-
-class TableReader;
 
 /// Validates the whole document; all errors or a Config.
 tl::expected<Config, ConfigErrors> to_config(const Node& root, std::string_view file_name);
@@ -19,5 +18,11 @@ tl::expected<Config, ConfigErrors> to_config(const Node& root, std::string_view 
 /// [local]: `records` (an array of {name, type, value} tables, or a table of
 /// name = "TYPE VALUE" / ["TYPE VALUE", ...]), `hosts_file`, `ttl`.
 void read_local(TableReader& t, LocalConfig& out);
+
+/// [[groups]] (group_schema.cpp); after the lists, whose names groups refer to.
+void read_groups(TableReader& top, Config& config);
+
+/// The names of [blocking] mode, shared by a group's `blocking_mode`.
+[[nodiscard]] EnumNames<BlockingMode> blocking_mode_names();
 
 }  // namespace moat::config::detail

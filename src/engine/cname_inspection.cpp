@@ -6,7 +6,8 @@
 namespace moat::engine {
 
 filter::Verdict blocked_cname_target(std::span<const std::uint8_t> answer,
-                                     const filter::Snapshot& snapshot) noexcept {
+                                     const filter::Snapshot& snapshot,
+                                     const filter::ListSelection* selection) noexcept {
     const auto view = wire::MessageView::parse(answer);
     if (!view) {
         return {};
@@ -19,7 +20,7 @@ filter::Verdict blocked_cname_target(std::span<const std::uint8_t> answer,
         if (!target) {
             continue;
         }
-        const filter::Verdict v = snapshot.match(target->name);
+        const filter::Verdict v = snapshot.match(target->name, selection);
         if (v.action == filter::Action::blocked) {
             return v;
         }

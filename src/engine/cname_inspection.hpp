@@ -11,9 +11,10 @@
 namespace moat::engine {
 
 /// The verdict of the first CNAME target in the answer section of `answer` that `snapshot`
-/// blocks; Action::none when no target is blocked (or the answer does not parse).
-/// Allocation-free.
-[[nodiscard]] filter::Verdict blocked_cname_target(std::span<const std::uint8_t> answer,
-                                                   const filter::Snapshot& snapshot) noexcept;
+/// blocks (with the client group's `selection` of lists; null: every list); Action::none when no
+/// target is blocked (or the answer does not parse). Allocation-free.
+[[nodiscard]] filter::Verdict blocked_cname_target(
+    std::span<const std::uint8_t> answer, const filter::Snapshot& snapshot,
+    const filter::ListSelection* selection = nullptr) noexcept;
 
 }  // namespace moat::engine

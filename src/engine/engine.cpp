@@ -7,6 +7,7 @@
 
 #include "cname_inspection.hpp"
 #include "forward_query.hpp"
+#include "groups.hpp"
 #include "moat/core/bytes.hpp"
 #include "moat/wire/header.hpp"
 #include "moat/wire/message_view.hpp"
@@ -77,7 +78,8 @@ Engine::Engine(EngineOptions options, LocalZone local, const filter::SnapshotPub
       snapshots_(snapshots),
       cache_(std::move(cache)),
       private_reverse_zones_(private_reverse_zones()),
-      special_(std::make_unique<SpecialNames>(options_.block_icloud_private_relay)) {
+      special_(std::make_unique<SpecialNames>(options_.block_icloud_private_relay)),
+      groups_(std::make_unique<Groups>(options_)) {
     // The loopback addresses have a name (RFC 6761 §6.3); a config PTR for them wins.
     if (local_.find(reverse_name(IpAddress::v4_of(127, 0, 0, 1)).wire()) == nullptr) {
         local_.add_name_record(reverse_name(IpAddress::v4_of(127, 0, 0, 1)), wire::RrType::ptr,
@@ -231,12 +233,16 @@ Decision Engine::answer_question(const wire::MessageView& view, const wire::Ques
     }
 
     const std::shared_ptr<const filter::Snapshot> snapshot = snapshots_.current();
-    const filter::Verdict verdict = snapshot->match(q.qname);
+    const std::size_t group = groups_->group_of(client);
+    const filter::Verdict verdict = snapshot->match(q.qname, groups_->selection(group, snapshot));
     if (verdict.action == filter::Action::blocked) {
         to.ede_text = ede_text_for(*snapshot, verdict);
-        Decision d = respond(Outcome::blocked, write_blocked(out, to, options_.blocking));
+        Decision d = respond(Outcome::blocked, write_blocked(out, to, groups_->blocking(group)));
         d.verdict = verdict;
         return d;
+    }
+    if (groups_->group(group).filter_aaaa && q.qtype == wire::RrType::aaaa) {
+        return respond(Outcome::local, write_empty(out, to, Rcode::noerror, true));
     }
 
     auto key = cache::CacheKey::from_query(view);
@@ -267,6 +273,7 @@ Decision Engine::answer_question(const wire::MessageView& view, const wire::Ques
     pending.edns = to.edns;
     pending.transport = client.transport;
     pending.route = route;
+    pending.group = group;
     pending.verdict = verdict;
     const bool pass_ecs = !options_.strip_ecs && !edns->client_subnet.empty();
     build_forward_query(pending.key, qh.cd(), options_.udp_payload_size,
@@ -284,13 +291,14 @@ Decision Engine::complete(const Pending& pending, std::span<const std::uint8_t> 
     }
     if (options_.blocking.cname_inspection && pending.verdict.action != filter::Action::allowed) {
         const std::shared_ptr<const filter::Snapshot> snapshot = snapshots_.current();
-        const filter::Verdict v = blocked_cname_target(std::span(scratch_.data(), n), *snapshot);
+        const filter::Verdict v = blocked_cname_target(std::span(scratch_.data(), n), *snapshot,
+                                                       groups_->selection(pending.group, snapshot));
         if (v.action == filter::Action::blocked) {
             // Not cached: a cache hit is served without this check.
             ReplyTo to = reply_to(pending, options_.udp_payload_size);
             to.ede_text = ede_text_for(*snapshot, v);
-            Decision d =
-                count(respond(Outcome::blocked, write_blocked(out, to, options_.blocking)));
+            Decision d = count(respond(Outcome::blocked,
+                                       write_blocked(out, to, groups_->blocking(pending.group))));
             d.verdict = v;
             return d;
         }

@@ -148,10 +148,12 @@ tl::expected<std::shared_ptr<const Snapshot>, Errc> Compiler::build() && {
     }
     auto snap = std::make_shared<Snapshot>();
     // One table at a time: each builder frees its blocks as its table fills.
-    snap->block_exact_ = block_exact_.build();
-    snap->block_subtree_ = block_subtree_.build();
-    snap->allow_exact_ = allow_exact_.build();
-    snap->allow_subtree_ = allow_subtree_.build();
+    snap->sets_ = ListSets(lists_.size());
+    snap->block_exact_ = block_exact_.build(snap->sets_);
+    snap->block_subtree_ = block_subtree_.build(snap->sets_);
+    snap->allow_exact_ = allow_exact_.build(snap->sets_);
+    snap->allow_subtree_ = allow_subtree_.build(snap->sets_);
+    snap->sets_.finish();
     snap->block_regex_ = std::move(block_regex_);
     snap->allow_regex_ = std::move(allow_regex_);
     snap->lists_.reserve(lists_.size());

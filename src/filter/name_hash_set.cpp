@@ -160,7 +160,7 @@ void NameHashSet::Builder::grow() {
     fill_ = 0;
 }
 
-NameHashSet NameHashSet::Builder::build() {
+NameHashSet NameHashSet::Builder::build(ListSets& sets) {
     NameHashSet set;
     const std::size_t n = size();
     if (n == 0) {
@@ -228,7 +228,11 @@ NameHashSet NameHashSet::Builder::build() {
         dir[b] = static_cast<std::uint32_t>(write);
         for (std::size_t i = begin; i < end; ++i) {
             if (write > dir[b] && set.keys_[write - 1] == set.keys_[i]) {
-                set.meta_[write - 1] |= static_cast<std::uint16_t>(set.meta_[i] & kImportantBit);
+                std::uint16_t& kept = set.meta_[write - 1];
+                const std::uint16_t lists =
+                    sets.merge(static_cast<std::uint16_t>(kept & kMaxList),
+                               static_cast<std::uint16_t>(set.meta_[i] & kMaxList));
+                kept = static_cast<std::uint16_t>(lists | ((kept | set.meta_[i]) & kImportantBit));
                 continue;
             }
             if (write != i) {

@@ -24,12 +24,16 @@ bool RegexMatcher::compile() {
     return set_->Compile();
 }
 
-std::size_t RegexMatcher::match(std::string_view text) const noexcept {
+std::size_t RegexMatcher::match(std::string_view text,
+                                const ListSelection* selection) const noexcept {
     if (!set_ || !set_->Match(re2::StringPiece(text.data(), text.size()), nullptr)) {
         return kNone;
     }
     std::size_t found = kNone;
     for (std::size_t i = 0; i < rules_.size(); ++i) {
+        if (selection != nullptr && !selection->has(rules_[i].list)) {
+            continue;
+        }
         if (re2::RE2::PartialMatch(re2::StringPiece(text.data(), text.size()), *rules_[i].re)) {
             if (rules_[i].important) {
                 return i;

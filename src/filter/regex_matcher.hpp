@@ -16,6 +16,8 @@
 #include <string_view>
 #include <vector>
 
+#include "moat/filter/list_sets.hpp"
+
 namespace moat::filter {
 
 class RegexMatcher {
@@ -38,8 +40,10 @@ public:
     /// Builds the set. False when RE2 cannot (memory budget exceeded).
     bool compile();
 
-    /// Index of the matching rule (an important one when several match), or kNone.
-    [[nodiscard]] std::size_t match(std::string_view text) const noexcept;
+    /// Index of the matching rule (an important one when several match) among the rules of the
+    /// lists `selection` marks (null: all), or kNone.
+    [[nodiscard]] std::size_t match(std::string_view text,
+                                    const ListSelection* selection = nullptr) const noexcept;
 
     [[nodiscard]] const Rule& rule(std::size_t i) const noexcept { return rules_[i]; }
     [[nodiscard]] std::size_t size() const noexcept { return rules_.size(); }

@@ -48,14 +48,20 @@ struct Hit {
     bool important = false;
 };
 
-Hit find_subtree(const NameHashSet& set, const SuffixHashes& h, const PairProbes& p) noexcept {
+/// Whether the rule at `slot` counts for the query: its list set has a selected list.
+bool counts(const NameHashSet& set, std::uint32_t slot, const ListSelection* selection) noexcept {
+    return selection == nullptr || selection->has(set.list(slot));
+}
+
+Hit find_subtree(const NameHashSet& set, const SuffixHashes& h, const PairProbes& p,
+                 const ListSelection* selection) noexcept {
     Hit hit;
     if (set.empty()) {
         return hit;
     }
     for (std::size_t i = 0; i < h.count; ++i) {
         const std::uint32_t slot = set.find_in(p.subtree[i], h.hash[i]);
-        if (slot == NameHashSet::kNotFound) {
+        if (slot == NameHashSet::kNotFound || !counts(set, slot, selection)) {
             continue;
         }
         const bool important = set.important(slot);
@@ -69,35 +75,53 @@ Hit find_subtree(const NameHashSet& set, const SuffixHashes& h, const PairProbes
     return hit;
 }
 
-Hit find_exact(const NameHashSet& set, const SuffixHashes& h, const PairProbes& p) noexcept {
+Hit find_exact(const NameHashSet& set, const SuffixHashes& h, const PairProbes& p,
+               const ListSelection* selection) noexcept {
     if (set.empty() || h.count == 0) {
         return {};
     }
     const std::uint32_t slot = set.find_in(p.exact, h.hash[0]);
-    if (slot == NameHashSet::kNotFound) {
+    if (slot == NameHashSet::kNotFound || !counts(set, slot, selection)) {
         return {};
     }
     return {slot, 0, set.important(slot)};
 }
 
+/// The list a verdict names: the first selected list of the rule's set. The rule's line belongs
+/// to the set's first list, so it is kept only when that is the list named.
+void name_list(Verdict& v, std::uint16_t set_id, const ListSets& sets,
+               const ListSelection* selection) noexcept {
+    const auto lists = sets.lists(set_id);
+    v.list = lists.front();
+    if (selection == nullptr) {
+        return;
+    }
+    for (const std::uint16_t l : lists) {
+        if (selection->has(l)) {  // a single list's set id is the list
+            if (l != lists.front()) {
+                v.list = l;
+                v.line = 0;
+            }
+            return;
+        }
+    }
+}
+
 /// Exact before subtree; an important hit wins over a plain one.
 Verdict decide(const NameHashSet& exact, const NameHashSet& subtree, const SuffixHashes& h,
-               const PairProbes& p, Action action) noexcept {
-    const Hit e = find_exact(exact, h, p);
-    const Hit s = find_subtree(subtree, h, p);
+               const PairProbes& p, Action action, const ListSets& sets,
+               const ListSelection* selection) noexcept {
+    const Hit e = find_exact(exact, h, p, selection);
+    const Hit s = find_subtree(subtree, h, p, selection);
     const bool use_exact = e.slot != NameHashSet::kNotFound &&
                            (s.slot == NameHashSet::kNotFound || e.important || !s.important);
     Verdict v;
     if (use_exact) {
-        v = {action, RuleType::exact, e.important, exact.list(e.slot), exact.line(e.slot), 0, 0};
+        v = {action, RuleType::exact, e.important, 0, exact.line(e.slot), 0, 0};
+        name_list(v, exact.list(e.slot), sets, selection);
     } else if (s.slot != NameHashSet::kNotFound) {
-        v = {action,
-             RuleType::subtree,
-             s.important,
-             subtree.list(s.slot),
-             subtree.line(s.slot),
-             s.suffix,
-             0};
+        v = {action, RuleType::subtree, s.important, 0, subtree.line(s.slot), s.suffix, 0};
+        name_list(v, subtree.list(s.slot), sets, selection);
     }
     return v;
 }
@@ -126,11 +150,11 @@ Snapshot::Snapshot(Snapshot&&) noexcept = default;
 Snapshot& Snapshot::operator=(Snapshot&&) noexcept = default;
 Snapshot::~Snapshot() = default;
 
-Verdict Snapshot::match(wire::NameView qname) const noexcept {
+Verdict Snapshot::match(wire::NameView qname, const ListSelection* selection) const noexcept {
     // NOLINTNEXTLINE(cppcoreguidelines-pro-type-member-init): copy_lower_to() fills it
     std::array<std::uint8_t, wire::kMaxNameLength> buf;
     qname.copy_lower_to(buf.data());
-    return match_lower_wire(buf.data());
+    return match_lower_wire(buf.data(), selection);
 }
 
 Verdict Snapshot::match_text(std::string_view name) const noexcept {
@@ -141,7 +165,8 @@ Verdict Snapshot::match_text(std::string_view name) const noexcept {
     return match(parsed->view());
 }
 
-Verdict Snapshot::match_lower_wire(const std::uint8_t* wire) const noexcept {
+Verdict Snapshot::match_lower_wire(const std::uint8_t* wire,
+                                   const ListSelection* selection) const noexcept {
     SuffixHashes h;
     h.compute(wire);
     prefetch(allow_exact_, allow_subtree_, h);
@@ -152,8 +177,10 @@ Verdict Snapshot::match_lower_wire(const std::uint8_t* wire) const noexcept {
     PairProbes block_probes;
     probe(allow_exact_, allow_subtree_, h, allow_probes);
     probe(block_exact_, block_subtree_, h, block_probes);
-    const Verdict allow = decide(allow_exact_, allow_subtree_, h, allow_probes, Action::allowed);
-    const Verdict block = decide(block_exact_, block_subtree_, h, block_probes, Action::blocked);
+    const Verdict allow =
+        decide(allow_exact_, allow_subtree_, h, allow_probes, Action::allowed, sets_, selection);
+    const Verdict block =
+        decide(block_exact_, block_subtree_, h, block_probes, Action::blocked, sets_, selection);
     if (allow.action != Action::none && (allow.important || !block.important)) {
         return allow;
     }
@@ -161,21 +188,22 @@ Verdict Snapshot::match_lower_wire(const std::uint8_t* wire) const noexcept {
         if (block.important || !allow_regex_ || allow_regex_->empty()) {
             return block;
         }
-        return match_regex(wire, block);
+        return match_regex(wire, block, selection);
     }
     if (!block_regex_ || block_regex_->empty()) {
         return {};
     }
-    return match_regex(wire, {});
+    return match_regex(wire, {}, selection);
 }
 
-Verdict Snapshot::match_regex(const std::uint8_t* wire, Verdict hashed) const noexcept {
+Verdict Snapshot::match_regex(const std::uint8_t* wire, Verdict hashed,
+                              const ListSelection* selection) const noexcept {
     // NOLINTNEXTLINE(cppcoreguidelines-pro-type-member-init): dotted() writes what is read
     std::array<char, 256> buf;
     const std::string_view text = dotted(wire, buf);
     std::size_t b = RegexMatcher::kNone;
     if (hashed.action == Action::none) {
-        b = block_regex_->match(text);
+        b = block_regex_->match(text, selection);
         if (b == RegexMatcher::kNone) {
             return {};
         }
@@ -192,7 +220,7 @@ Verdict Snapshot::match_regex(const std::uint8_t* wire, Verdict hashed) const no
         }
     }
     if (allow_regex_ && !allow_regex_->empty()) {
-        const std::size_t a = allow_regex_->match(text);
+        const std::size_t a = allow_regex_->match(text, selection);
         if (a != RegexMatcher::kNone) {
             const auto& rule = allow_regex_->rule(a);
             // Regex indexes: block rules first, then allow rules.
@@ -228,7 +256,7 @@ std::size_t Snapshot::regex_rules() const noexcept {
 }
 
 std::size_t Snapshot::memory_bytes() const noexcept {
-    std::size_t bytes = sizeof(Snapshot) + block_exact_.memory_bytes() +
+    std::size_t bytes = sizeof(Snapshot) + sets_.memory_bytes() + block_exact_.memory_bytes() +
                         block_subtree_.memory_bytes() + allow_exact_.memory_bytes() +
                         allow_subtree_.memory_bytes();
     if (block_regex_) {

@@ -219,11 +219,12 @@ def recv_exact(sock: socket.socket, n: int, deadline: float) -> bytes | None:
     return buf
 
 
-def udp_exchange(wire: bytes, port: int, timeout: float = 2.0, *, match_id: bool = True) -> bytes | None:
-    """Send one datagram to 127.0.0.1:port; the first reply (with the same ID when match_id and
-    the packet has one), or None after timeout."""
+def udp_exchange(wire: bytes, port: int, timeout: float = 2.0, *, match_id: bool = True,
+                 source: str = LOOPBACK) -> bytes | None:
+    """Send one datagram from `source` (any 127.0.0.0/8 address) to 127.0.0.1:port; the first
+    reply (with the same ID when match_id and the packet has one), or None after timeout."""
     with socket.socket(socket.AF_INET, socket.SOCK_DGRAM) as s:
-        s.bind((LOOPBACK, 0))
+        s.bind((source, 0))
         s.sendto(wire, (LOOPBACK, port))
         deadline = time.monotonic() + timeout
         while True:

@@ -6,8 +6,8 @@
 // are checked, so the app maps it onto each module's Options without checking again. Modules
 // never see this type (docs/ARCHITECTURE.md, rule 4). Everything is owned by value.
 //
-// Room for later issues: the top-level tables `groups`, `api`, `dot`, `doh` are reserved for
-// issues 5-7 and rejected today.
+// Room for later issues: the top-level table `api` and [server] `dot`, `doh` are reserved for
+// issues 6-7 and rejected today.
 #pragma once
 
 #include <chrono>
@@ -17,6 +17,7 @@
 #include <vector>
 
 #include "moat/config/values.hpp"
+#include "moat/core/mac.hpp"
 
 namespace moat::config {
 
@@ -78,7 +79,7 @@ struct ListConfig {
 struct ListsConfig {
     /// Where the last good copy of each downloaded list and its status are kept.
     std::string state_dir = "/var/lib/dnsmoat/lists";
-    std::uint64_t max_size = 64ULL << 20U;   ///< bytes one download may have, 1KiB..1GiB
+    std::uint64_t max_size = 64ULL << 20U;  ///< bytes one download may have, 1KiB..1GiB
     Duration connect_timeout{10000};        ///< 100ms..5m
     Duration timeout{120000};               ///< whole download, 1s..1h, >= connect_timeout
     /// A download with fewer entries than (100 - this)% of the last good copy is rejected;
@@ -148,6 +149,34 @@ struct CacheConfig {
     friend bool operator==(const CacheConfig&, const CacheConfig&) = default;
 };
 
+enum class Weekday : std::uint8_t { mon, tue, wed, thu, fri, sat, sun };
+
+/// [[groups.schedule]]: `lists` of the group count only inside this window, local time.
+struct ScheduleWindow {
+    std::vector<std::string> lists;  ///< names among the group's lists, at least one
+    std::vector<Weekday> days;       ///< the day a window starts on; all seven by default
+    std::uint32_t from_minute = 0;   ///< minutes after midnight, 0..1439
+    std::uint32_t to_minute = 0;     ///< `to` <= `from`: the window ends the next day
+
+    friend bool operator==(const ScheduleWindow&, const ScheduleWindow&) = default;
+};
+
+/// [[groups]]: a set of clients with their own lists and blocking. The group named "default"
+/// (implicit when absent) holds every client no other group claims.
+struct GroupConfig {
+    std::string name;              ///< required, unique
+    std::vector<Cidr> clients;     ///< addresses and prefixes; required except for "default"
+    std::vector<MacAddress> macs;  ///< clients by hardware address (kernel neighbour table)
+    /// Names of [[blocklists]] / [[allowlists]]; unset: every list of that kind.
+    std::optional<std::vector<std::string>> blocklists;
+    std::optional<std::vector<std::string>> allowlists;
+    std::optional<BlockingMode> blocking_mode;  ///< unset: [blocking] mode
+    bool filter_aaaa = false;  ///< AAAA queries get an empty answer (networks with broken IPv6)
+    std::vector<ScheduleWindow> schedule;
+
+    friend bool operator==(const GroupConfig&, const GroupConfig&) = default;
+};
+
 /// The default `access.allow`: loopback, RFC 1918, CGNAT, IPv6 ULA and link-local.
 [[nodiscard]] std::vector<Cidr> default_allowed_clients();
 
@@ -188,6 +217,8 @@ struct Config {
     std::vector<ListConfig> blocklists;
     std::vector<ListConfig> allowlists;
     ListsConfig lists;
+    std::vector<GroupConfig>
+        groups;  ///< in file order: a client belongs to the first that names it
     BlockingConfig blocking;
     LocalConfig local;
     CacheConfig cache;

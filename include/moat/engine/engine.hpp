@@ -45,6 +45,7 @@ namespace moat::engine {
 
 struct ReplyTo;      // src/engine/responses.hpp
 class SpecialNames;  // src/engine/special_names.hpp
+class Groups;        // src/engine/groups.hpp
 
 enum class Action : std::uint8_t {
     respond,  ///< send the `size` octets at the start of `out`
@@ -69,6 +70,7 @@ struct Pending {
     ClientEdns edns;
     Transport transport = Transport::udp;
     std::size_t route = 0;                     ///< 0: default upstreams; i: conditional route i
+    std::size_t group = 0;                     ///< the client's group (0: default)
     std::vector<std::uint8_t> upstream_query;  ///< ID 0: the upstream client sets its own
     filter::Verdict verdict;                   ///< an allow rule that matched, for the log
 };
@@ -129,6 +131,7 @@ private:
     std::shared_ptr<cache::Cache> cache_;
     std::vector<wire::Name> private_reverse_zones_;
     std::unique_ptr<const SpecialNames> special_;
+    std::unique_ptr<Groups> groups_;
     std::vector<std::uint8_t> scratch_;    ///< canonical answers and truncation rebuilds
     std::vector<std::uint8_t> rdata_buf_;  ///< decompressed RDATA of one record
     Stats stats_;

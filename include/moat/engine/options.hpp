@@ -3,9 +3,13 @@
 
 #include <chrono>
 #include <cstdint>
+#include <optional>
+#include <string>
 #include <vector>
 
+#include "moat/core/clock.hpp"
 #include "moat/core/ip.hpp"
+#include "moat/core/mac.hpp"
 #include "moat/wire/name.hpp"
 
 namespace moat::engine {
@@ -36,6 +40,38 @@ struct ConditionalRoute {
     std::vector<wire::Name> domains;
 };
 
+/// A weekly window of local time in which some of a group's lists count.
+struct ScheduleWindow {
+    std::vector<std::uint32_t> lists;  ///< list ids (filter::ListSpec::id)
+    std::uint8_t days = 0x7F;          ///< bit d: the window starts on day d (0 = Monday)
+    std::uint32_t from_minute = 0;     ///< after local midnight, 0..1439
+    std::uint32_t to_minute = 0;       ///< <= from_minute: ends the next day
+};
+
+/// A client group: who is in it and what applies to them.
+struct GroupOptions {
+    std::string name;
+    std::vector<Cidr> clients;
+    std::vector<MacAddress> macs;  ///< looked up through EngineOptions::neighbours
+    /// List ids the group uses; ignored when `every_list`.
+    std::vector<std::uint32_t> lists;
+    bool every_list = true;
+    std::vector<ScheduleWindow> schedule;       ///< lists named here count only inside a window
+    std::optional<BlockingMode> blocking_mode;  ///< unset: EngineOptions::blocking's mode
+    bool filter_aaaa = false;  ///< AAAA questions get an empty answer (broken IPv6 networks)
+};
+
+/// Where the hardware address of a client comes from (the kernel's neighbour table, read by the
+/// app). Called on the query path only when a group names MAC addresses; must not block.
+class NeighbourLookup {
+public:
+    NeighbourLookup() = default;
+    NeighbourLookup(const NeighbourLookup&) = delete;
+    NeighbourLookup& operator=(const NeighbourLookup&) = delete;
+    virtual ~NeighbourLookup() = default;
+    [[nodiscard]] virtual std::optional<MacAddress> mac_of(const IpAddress& ip) const noexcept = 0;
+};
+
 struct EngineOptions {
     /// Clients outside every prefix get REFUSED. Empty: nobody is served.
     std::vector<Cidr> allowed_clients;
@@ -60,6 +96,14 @@ struct EngineOptions {
     std::vector<wire::Name> rebind_allowed;  ///< these domains and everything below them
     /// TTL of local answers and of `localhost`, seconds.
     std::uint32_t local_ttl = 300;
+    /// Client groups in order (a client is in the first that names it); empty: everyone is in
+    /// `default_group`. The default group's `clients` and `macs` are ignored.
+    std::vector<GroupOptions> groups;
+    GroupOptions default_group;
+    /// Wall time for schedules (local time zone); must outlive the engine when a group has a
+    /// schedule. Null: no window is ever open.
+    const Clock* clock = nullptr;
+    const NeighbourLookup* neighbours = nullptr;  ///< null: MAC addresses never match
 };
 
 }  // namespace moat::engine

@@ -12,7 +12,8 @@
 // the same parallel arrays (no vector doubling), moved into the final arrays block by block (each
 // block freed as it is copied), then sorted in place by an American-flag radix pass on the
 // directory bits (the bucket counts become the directory) and an insertion sort per bucket.
-// Duplicates are merged: the earliest (list, line) keeps the payload, important bits are or-ed.
+// Duplicates are merged: the earliest (list, line) keeps the line, the payload becomes the set of
+// their lists (list_sets.hpp), important bits are or-ed.
 //
 // Collisions: keys are full 64-bit hashes, with no text kept to confirm a hit. With n rules and a
 // query of k labels, a name in no list is wrongly matched with probability about k * n / 2^64:
@@ -24,6 +25,8 @@
 #include <cstdint>
 #include <memory>
 #include <vector>
+
+#include "moat/filter/list_sets.hpp"
 
 namespace moat::filter {
 
@@ -81,6 +84,7 @@ public:
         return kNotFound;
     }
 
+    /// The rule's list set (ListSets): its list when a single list has it.
     [[nodiscard]] std::uint16_t list(std::uint32_t index) const noexcept {
         return static_cast<std::uint16_t>(meta_[index] & kMaxList);
     }
@@ -138,8 +142,9 @@ public:
         return blocks_.empty() ? 0 : (blocks_.size() - 1) * kBlockEntries + fill_;
     }
 
-    /// Builds the set; the builder is empty afterwards.
-    NameHashSet build();
+    /// Builds the set; the builder is empty afterwards. A name added by several lists keeps
+    /// the earliest (list, line) and gets the id of their set from `sets` as its list.
+    NameHashSet build(ListSets& sets);
 
 private:
     static constexpr std::size_t kBlockEntries = 16384;

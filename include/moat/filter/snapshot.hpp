@@ -20,6 +20,7 @@
 #include <vector>
 
 #include "moat/filter/list.hpp"
+#include "moat/filter/list_sets.hpp"
 #include "moat/filter/name_hash_set.hpp"
 #include "moat/wire/name.hpp"
 
@@ -56,15 +57,21 @@ public:
     Snapshot& operator=(Snapshot&&) noexcept;
     ~Snapshot();
 
-    /// The verdict for a validated name from a message (any case). Never allocates.
-    [[nodiscard]] Verdict match(wire::NameView qname) const noexcept;
+    /// The verdict for a validated name from a message (any case), counting only the rules of
+    /// the lists `selection` marks (a client group's lists now); null: every list. Never
+    /// allocates.
+    [[nodiscard]] Verdict match(wire::NameView qname,
+                                const ListSelection* selection = nullptr) const noexcept;
     /// The verdict for an uncompressed, lower-case, root-terminated wire name.
-    [[nodiscard]] Verdict match_lower_wire(const std::uint8_t* wire) const noexcept;
+    [[nodiscard]] Verdict match_lower_wire(const std::uint8_t* wire,
+                                           const ListSelection* selection = nullptr) const noexcept;
     /// Convenience for tools and tests: a presentation-format name (any case). An invalid name
     /// gets Action::none.
     [[nodiscard]] Verdict match_text(std::string_view name) const noexcept;
 
     [[nodiscard]] const std::vector<ListInfo>& lists() const noexcept { return lists_; }
+    /// The sets of lists that share rules: what a ListSelection for this snapshot is made from.
+    [[nodiscard]] const ListSets& list_sets() const noexcept { return sets_; }
     /// The list id (ListSpec::id) behind a verdict.
     [[nodiscard]] std::uint32_t list_id(const Verdict& v) const noexcept {
         return lists_[v.list].spec.id;
@@ -81,9 +88,11 @@ public:
 private:
     friend class Compiler;
 
-    [[nodiscard]] Verdict match_regex(const std::uint8_t* wire, Verdict hashed) const noexcept;
+    [[nodiscard]] Verdict match_regex(const std::uint8_t* wire, Verdict hashed,
+                                      const ListSelection* selection) const noexcept;
 
     std::vector<ListInfo> lists_;
+    ListSets sets_;
     NameHashSet block_exact_;
     NameHashSet block_subtree_;
     NameHashSet allow_exact_;

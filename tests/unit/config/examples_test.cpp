@@ -21,11 +21,12 @@ TEST(Examples, TomlAndJsonGiveTheSameConfig) {
 
 TEST(Examples, ExampleShowsTheDefaults) {
     // The example sets every key to its default except the sample entries it adds (upstreams,
-    // a conditional forwarder, one list of each kind, local records): clearing those must
-    // give defaults() back.
+    // a conditional forwarder, lists of each kind, client groups, local records): clearing
+    // those must give defaults() back.
     auto config = load_file(kDir / "dnsmoat.toml");
     ASSERT_TRUE(config) << to_string(config.error());
-    EXPECT_EQ(config->blocklists.size(), 2U);
+    EXPECT_EQ(config->blocklists.size(), 3U);
+    EXPECT_EQ(config->groups.size(), 2U);
     EXPECT_EQ(config->blocklists[1].url.rfind("https://", 0), 0U);
     EXPECT_EQ(config->allowlists.size(), 1U);
     EXPECT_EQ(config->local.records.size(), 4U);
@@ -33,6 +34,7 @@ TEST(Examples, ExampleShowsTheDefaults) {
     config->upstream.servers.clear();
     config->upstream.conditional.clear();
     config->blocklists.clear();
+    config->groups.clear();
     config->allowlists.clear();
     config->local.records.clear();
     EXPECT_EQ(*config, defaults());

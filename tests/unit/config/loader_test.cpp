@@ -120,7 +120,37 @@ const ErrorCase kCases[] = {
      "cache.sise", "did you mean \"size\"?"},
     {"[edns]\nzzz = true\n", "{\"edns\": {\n\"zzz\": true}}", Errc::unknown_key, 2, "edns.zzz",
      "(valid keys: strip_ecs)"},
-    {"groups = []\n", "{\"groups\": []}", Errc::unknown_key, 1, "groups", "reserved"},
+    {"api = {}\n", "{\"api\": {}}", Errc::unknown_key, 1, "api", "reserved"},
+    {"[[groups]]\nname = \"kids\"\n", "{\"groups\": [\n{\"name\": \"kids\"}]}", Errc::missing_key,
+     1, "groups[0].clients", "is required", 2},
+    {"[[groups]]\nname = \"default\"\nclients = [\"10.0.0.1\"]\n",
+     "{\"groups\": [{\"name\": \"default\",\n\"clients\": [\"10.0.0.1\"]}]}", Errc::conflict, 3,
+     "groups[0].clients", "takes no `clients`", 2},
+    {"[[groups]]\nname = \"k\"\nclients = [\"10.0.0.1\", \"aa:bb:cc:dd:ee\"]\n",
+     "{\"groups\": [{\"name\": \"k\",\n\"clients\": [\"10.0.0.1\", \"aa:bb:cc:dd:ee\"]}]}",
+     Errc::bad_value, 3, "groups[0].clients[1]", "is not a valid CIDR prefix", 2},
+    {"[[groups]]\nname = \"k\"\nclients = [\"10.0.0.1\"]\nblocklists = [\"nope\"]\n",
+     "{\"groups\": [{\"name\": \"k\", \"clients\": [\"10.0.0.1\"],\n\n\"blocklists\": "
+     "[\"nope\"]}]}",
+     Errc::bad_value, 4, "groups[0].blocklists[0]", "not the name of one of the [[blocklists]]", 3},
+    {"[[groups]]\nname = \"k\"\nclients = [\"10.0.0.1\"]\nblocking_mode = \"nxdomian\"\n",
+     "{\"groups\": [{\"name\": \"k\", \"clients\": [\"10.0.0.1\"],\n\n\"blocking_mode\": "
+     "\"nxdomian\"}]}",
+     Errc::bad_value, 4, "groups[0].blocking_mode", "did you mean \"nxdomain\"?", 3},
+    {"[[blocklists]]\nname = \"x\"\npath = \"x\"\n[[groups]]\nname = \"k\"\n"
+     "clients = [\"10.0.0.1\"]\n[[groups.schedule]]\nlists = [\"x\"]\nfrom = \"25:00\"\n"
+     "to = \"07:00\"\n",
+     "{\"blocklists\": [{\"name\": \"x\", \"path\": \"x\"}], \"groups\": [{\"name\": \"k\", "
+     "\"clients\": [\"10.0.0.1\"], \"schedule\": [{\"lists\": [\"x\"],\n\"from\": \"25:00\", "
+     "\"to\": \"07:00\"}]}]}",
+     Errc::bad_value, 9, "groups[0].schedule[0].from", "is not a time of day", 2},
+    {"[[blocklists]]\nname = \"x\"\npath = \"x\"\n[[groups]]\nname = \"k\"\n"
+     "clients = [\"10.0.0.1\"]\nblocklists = [\"x\"]\n[[groups.schedule]]\nlists = [\"y\"]\n"
+     "from = \"21:00\"\nto = \"21:30\"\n",
+     "{\"blocklists\": [{\"name\": \"x\", \"path\": \"x\"}], \"groups\": [{\"name\": \"k\", "
+     "\"clients\": [\"10.0.0.1\"], \"blocklists\": [\"x\"], \"schedule\": [{\n\"lists\": "
+     "[\"y\"], \"from\": \"21:00\", \"to\": \"21:30\"}]}]}",
+     Errc::bad_value, 9, "groups[0].schedule[0].lists[0]", "not one of this group's lists", 2},
     {"edns = 1\n", "{\"edns\": 1}", Errc::wrong_type, 1, "edns", "expected a table"},
 };
 
@@ -253,6 +283,70 @@ serve_stale = true
     EXPECT_EQ(config->local.records[1].value, "hello world");
     EXPECT_EQ(config->cache.size, 1048576U);
     EXPECT_TRUE(config->cache.serve_stale);
+}
+
+TEST(Loader, ReadsGroupsWithSchedulesAndListsDownloads) {
+    const auto config = parse(R"(
+[[blocklists]]
+name = "ads"
+path = "ads.txt"
+[[blocklists]]
+name = "games"
+url = "https://lists.example/games.txt"
+[[allowlists]]
+name = "ok"
+path = "ok.txt"
+[lists]
+state_dir = "/tmp/moat-lists"
+max_size = "8MiB"
+connect_timeout = "3s"
+timeout = "30s"
+max_shrink_percent = 20
+ca_file = "/etc/ssl/home.pem"
+[[groups]]
+name = "kids"
+clients = ["192.168.1.64/28", "192.168.1.9", "AA-BB-CC-00-11-22"]
+blocklists = ["ads", "games"]
+allowlists = []
+blocking_mode = "nxdomain"
+filter_aaaa = true
+[[groups.schedule]]
+lists = ["games"]
+days = ["sat", "sun"]
+from = "22:15"
+to = "06:00"
+[[groups]]
+name = "default"
+blocklists = ["ads"]
+)",
+                              Syntax::toml);
+    ASSERT_TRUE(config) << to_string(config.error());
+    EXPECT_EQ(config->lists.state_dir, "/tmp/moat-lists");
+    EXPECT_EQ(config->lists.max_size, 8U << 20U);
+    EXPECT_EQ(config->lists.connect_timeout, std::chrono::seconds{3});
+    EXPECT_EQ(config->lists.timeout, std::chrono::seconds{30});
+    EXPECT_EQ(config->lists.max_shrink_percent, 20U);
+    EXPECT_EQ(config->lists.ca_file, "/etc/ssl/home.pem");
+    ASSERT_EQ(config->groups.size(), 2U);
+    const GroupConfig& kids = config->groups[0];
+    EXPECT_EQ(kids.name, "kids");
+    ASSERT_EQ(kids.clients.size(), 2U);
+    EXPECT_EQ(kids.clients[0].prefix_length, 28U);
+    EXPECT_EQ(kids.clients[1].prefix_length, 32U);
+    ASSERT_EQ(kids.macs.size(), 1U);
+    EXPECT_EQ(kids.macs[0].to_text(), "aa:bb:cc:00:11:22");
+    EXPECT_EQ(kids.blocklists, (std::vector<std::string>{"ads", "games"}));
+    EXPECT_EQ(kids.allowlists, std::vector<std::string>{});
+    EXPECT_EQ(kids.blocking_mode, BlockingMode::nxdomain);
+    EXPECT_TRUE(kids.filter_aaaa);
+    ASSERT_EQ(kids.schedule.size(), 1U);
+    EXPECT_EQ(kids.schedule[0].days, (std::vector<Weekday>{Weekday::sat, Weekday::sun}));
+    EXPECT_EQ(kids.schedule[0].from_minute, 22U * 60 + 15);
+    EXPECT_EQ(kids.schedule[0].to_minute, 6U * 60);
+    const GroupConfig& fallback = config->groups[1];
+    EXPECT_TRUE(fallback.clients.empty());
+    EXPECT_FALSE(fallback.allowlists.has_value()) << "unset: every allowlist";
+    EXPECT_FALSE(fallback.blocking_mode.has_value());
 }
 
 TEST(Loader, DefaultsAllowLocalNetworksOnly) {

@@ -206,3 +206,75 @@ TEST(FilterSnapshot, DuplicatesCountOnce) {
 
 }  // namespace
 }  // namespace moat::filter
+
+namespace moat::filter {
+namespace {
+
+Verdict match_selected(const Snapshot& s, std::string_view name, const ListSelection& sel) {
+    const auto parsed = wire::Name::from_text(name);
+    EXPECT_TRUE(parsed.has_value()) << name;
+    return s.match(parsed->view(), &sel);
+}
+
+/// Lists 0 and 1 overlap on shared.example; 2 is an allowlist; 3 holds a regex.
+std::shared_ptr<const Snapshot> grouped() {
+    Compiler c;
+    EXPECT_TRUE(c.add_text(spec(10), "only0.example\nshared.example\n||sub0.example^\n"));
+    EXPECT_TRUE(c.add_text(spec(11), "# kids\nshared.example\nonly1.example\n"));
+    EXPECT_TRUE(c.add_text(spec(12, ListKind::allow), "only0.example\n"));
+    EXPECT_TRUE(c.add_text(spec(13, ListKind::block, ListFormat::regex), "^game[0-9]+\\.\n"));
+    return build(c);
+}
+
+TEST(FilterSelection, OnlyTheSelectedListsCount) {
+    const auto s = grouped();
+    const ListSelection kids(s->list_sets(), {false, true, false, true});
+    EXPECT_EQ(match_selected(*s, "only1.example", kids).action, Action::blocked);
+    EXPECT_EQ(match_selected(*s, "game7.example", kids).action, Action::blocked);
+    EXPECT_EQ(match_selected(*s, "x.sub0.example", kids).action, Action::none);
+    EXPECT_EQ(match_selected(*s, "only0.example", kids).action, Action::none)
+        << "neither list 0's block nor list 2's allow counts";
+    const ListSelection adults(s->list_sets(), {true, false, true, false});
+    EXPECT_EQ(match_selected(*s, "only0.example", adults).action, Action::allowed);
+    EXPECT_EQ(match_selected(*s, "only1.example", adults).action, Action::none);
+    EXPECT_EQ(match_selected(*s, "game7.example", adults).action, Action::none);
+    EXPECT_EQ(match_selected(*s, "x.sub0.example", adults).action, Action::blocked);
+    const ListSelection none(s->list_sets(), {});
+    EXPECT_EQ(match_selected(*s, "shared.example", none).action, Action::none);
+}
+
+TEST(FilterSelection, ASharedRuleNamesTheFirstSelectedList) {
+    const auto s = grouped();
+    const Verdict all = s->match_text("shared.example");
+    EXPECT_EQ(s->list_id(all), 10U);
+    EXPECT_EQ(all.line, 2U);
+    const ListSelection kids(s->list_sets(), {false, true, false, false});
+    const Verdict v = match_selected(*s, "shared.example", kids);
+    EXPECT_EQ(v.action, Action::blocked);
+    EXPECT_EQ(s->list_id(v), 11U);
+    EXPECT_EQ(v.line, 0U) << "the line kept is list 10's, so none is claimed for list 11";
+    EXPECT_EQ(s->list_sets().size(), 5U) << "four lists and the set {0, 1}";
+}
+
+TEST(FilterSelection, SetsStayFewWhenManyListsOverlap) {
+    Compiler c;
+    std::string text;
+    for (int i = 0; i < 2000; ++i) {
+        text += "name" + std::to_string(i) + ".example\n";
+    }
+    for (std::uint32_t l = 0; l < 6; ++l) {
+        ASSERT_TRUE(c.add_text(spec(l), text));
+    }
+    const auto s = build(c);
+    EXPECT_EQ(s->name_rules(), 2000U);
+    EXPECT_EQ(s->list_sets().size(), 6U + 5U) << "{0,1}, {0,1,2}, ... {0..5}";
+    std::vector<bool> only_last(6, false);
+    only_last[5] = true;
+    const ListSelection sel(s->list_sets(), only_last);
+    const Verdict v = match_selected(*s, "name77.example", sel);
+    EXPECT_EQ(v.action, Action::blocked);
+    EXPECT_EQ(s->list_id(v), 5U);
+}
+
+}  // namespace
+}  // namespace moat::filter
