@@ -9,8 +9,10 @@
 #include <asio/steady_timer.hpp>
 #include <csignal>
 #include <memory>
+#include <sstream>
 #include <tl/expected.hpp>
 
+#include "control_socket.hpp"
 #include "embedded.hpp"
 #include "list_refresher.hpp"
 #include "lists.hpp"
@@ -89,7 +91,8 @@ public:
           server_(io_, server_options(config_), path_),
           signals_(io_, SIGHUP, SIGTERM, SIGINT),
           drain_timer_(io_),
-          refresher_(io_, [this] { recompile_lists(); }) {
+          refresher_(io_, [this] { recompile_lists(); }),
+          control_(io_, [this](const std::string& line) { return control(line); }) {
         signals_.add(SIGUSR1);
     }
 
@@ -112,6 +115,11 @@ public:
             spdlog::info("no upstream configured: forwarding to Quad9 (9.9.9.9, 149.112.112.112)");
         }
         wait_for_signal();
+        if (!config_.server.control_socket.empty()) {
+            if (auto error = control_.open(config_.server.control_socket); !error.empty()) {
+                spdlog::warn("{}; `dnsmoat pause` will not reach this daemon", error);
+            }
+        }
         refresher_.configure(config_);
         spdlog::info("dnsmoat {} ready", version());
         io_.run();
@@ -125,6 +133,7 @@ private:
         engine::EngineOptions o = engine_options(c);
         o.clock = &clock_;
         o.neighbours = &neighbours_;
+        o.pauses = &pauses_;
         const bool macs = std::any_of(c.groups.begin(), c.groups.end(),
                                       [](const config::GroupConfig& g) { return !g.macs.empty(); });
         if (macs && !neighbours_started_) {
@@ -132,6 +141,39 @@ private:
             neighbours_.start();
         }
         return o;
+    }
+
+    /// A request line from the control socket (control_socket.hpp): pause or resume blocking.
+    std::string control(const std::string& line) {
+        std::istringstream in(line);
+        std::string verb;
+        std::string group;
+        in >> verb;
+        long long seconds = 0;
+        if (verb == "pause" && !(in >> seconds && seconds >= 1 && seconds <= 86400)) {
+            return "error: pause needs a number of seconds, 1..86400";
+        }
+        if (verb != "pause" && verb != "resume") {
+            return "error: unknown request \"" + verb +
+                   "\" (pause SECONDS [GROUP], resume [GROUP])";
+        }
+        in >> group;
+        const bool known =
+            group.empty() || group == "default" ||
+            std::any_of(config_.groups.begin(), config_.groups.end(),
+                        [&](const config::GroupConfig& g) { return g.name == group; });
+        if (!known) {
+            return "error: no group named \"" + group + "\"";
+        }
+        const std::string who = group.empty() ? "everyone" : "group " + group;
+        if (verb == "resume") {
+            pauses_.resume(group);
+            spdlog::info("blocking resumed for {}", who);
+            return "ok: blocking resumed for " + who;
+        }
+        pauses_.pause(group, clock_.now() + std::chrono::seconds(seconds));
+        spdlog::info("blocking paused for {} for {} s", who, seconds);
+        return "ok: blocking paused for " + who + " for " + std::to_string(seconds) + " s";
     }
 
     void wait_for_signal() {
@@ -245,6 +287,7 @@ private:
         stopping_ = true;
         spdlog::info("shutting down: answering {} queries in flight", path_.in_flight());
         signals_.cancel();
+        control_.close();
         refresher_.stop();
         neighbours_.stop();
         server_.stop_receiving();
@@ -286,6 +329,8 @@ private:
     bool reload_again_ = false;
     bool stopping_ = false;
     ListRefresher refresher_;
+    engine::Pauses pauses_;
+    ControlSocket control_;
     Worker compiles_;  // last: its thread stops before the members its jobs use
 };
 

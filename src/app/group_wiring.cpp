@@ -62,6 +62,7 @@ engine::GroupOptions group_options(const config::Config& c, const config::GroupC
 }  // namespace
 
 void add_groups(const config::Config& c, engine::EngineOptions& o) {
+    o.default_group.name = "default";
     for (const config::GroupConfig& g : c.groups) {
         if (g.name == "default") {
             o.default_group = group_options(c, g);

@@ -1,5 +1,6 @@
 // dnsmoat: the command line. `run` serves DNS, `check-config` validates a file, `query` explains
-// the lists' verdict on a name, `lists` shows the lists' state, `--version` prints the version.
+// the lists' verdict on a name, `lists` shows the lists' state, `pause` / `resume` steer a running
+// daemon, `--version` prints the version.
 #include <malloc.h>
 
 #include <CLI/CLI.hpp>
@@ -11,6 +12,7 @@
 #include "lists_command.hpp"
 #include "moat/config/loader.hpp"
 #include "moat/lists/fetch_process.hpp"
+#include "pause_command.hpp"
 #include "query_command.hpp"
 
 namespace {
@@ -80,6 +82,20 @@ int run_main(int argc, char** argv) {
         ->type_name("FILE");
     lists->add_flag("--json", lists_json, "Print JSON");
 
+    std::string pause_for;
+    std::string pause_group;
+    std::string control_path;
+    CLI::App* pause = app.add_subcommand(
+        "pause", "Pause blocking for DURATION (5m, 1h, ...), for everyone or a group");
+    pause->add_option("duration", pause_for, "How long, up to 1 day")->required();
+    CLI::App* resume = app.add_subcommand("resume", "End a pause of blocking now");
+    for (CLI::App* cmd : {pause, resume}) {
+        cmd->add_option("-g,--group", pause_group, "Only this client group")->type_name("NAME");
+        cmd->add_option("-c,--config", config_path, "Config file naming the control socket")
+            ->type_name("FILE");
+        cmd->add_option("--socket", control_path, "The daemon's control socket")->type_name("PATH");
+    }
+
     // The daemon's list fetcher (moat/lists/fetch_process.hpp); not for people, so not in --help.
     CLI::App* fetch = app.add_subcommand("fetch-lists", "");
     fetch->group("");
@@ -108,6 +124,9 @@ int run_main(int argc, char** argv) {
     }
     if (*lists) {
         return moat::app::run_lists(launch, lists_json);
+    }
+    if (*pause || *resume) {
+        return moat::app::run_pause(launch, control_path, *pause ? pause_for : "", pause_group);
     }
     if (*run) {
         return moat::app::run_daemon(launch);

@@ -58,6 +58,7 @@ void endpoints(TableReader& t, std::string_view key, std::vector<Endpoint>& out,
 
 void read_server(TableReader& t, ServerConfig& out) {
     endpoints(t, "listen", out.listen, 0, 1);
+    t.string("control_socket", out.control_socket);
     t.reserve("dot", "DNS over TLS listeners (a later version)");
     t.reserve("doh", "DNS over HTTPS listeners (a later version)");
 }

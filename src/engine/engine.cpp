@@ -96,6 +96,11 @@ Engine::Engine(EngineOptions options, LocalZone local, const filter::SnapshotPub
 
 Engine::~Engine() = default;
 
+bool Engine::blocking_paused(std::size_t group) const noexcept {
+    return options_.pauses != nullptr && options_.clock != nullptr &&
+           options_.pauses->paused(groups_->group(group).name, options_.clock->now());
+}
+
 bool Engine::allowed(const IpAddress& address) const noexcept {
     const IpAddress plain = address.unmapped();
     return std::any_of(options_.allowed_clients.begin(), options_.allowed_clients.end(),
@@ -234,7 +239,9 @@ Decision Engine::answer_question(const wire::MessageView& view, const wire::Ques
 
     const std::shared_ptr<const filter::Snapshot> snapshot = snapshots_.current();
     const std::size_t group = groups_->group_of(client);
-    const filter::Verdict verdict = snapshot->match(q.qname, groups_->selection(group, snapshot));
+    const bool paused = blocking_paused(group);
+    const filter::Verdict verdict =
+        paused ? filter::Verdict{} : snapshot->match(q.qname, groups_->selection(group, snapshot));
     if (verdict.action == filter::Action::blocked) {
         to.ede_text = ede_text_for(*snapshot, verdict);
         Decision d = respond(Outcome::blocked, write_blocked(out, to, groups_->blocking(group)));
@@ -289,7 +296,8 @@ Decision Engine::complete(const Pending& pending, std::span<const std::uint8_t> 
     if (n == 0 || n > out.size()) {
         return fail(pending, out);
     }
-    if (options_.blocking.cname_inspection && pending.verdict.action != filter::Action::allowed) {
+    if (options_.blocking.cname_inspection && pending.verdict.action != filter::Action::allowed &&
+        !blocking_paused(pending.group)) {
         const std::shared_ptr<const filter::Snapshot> snapshot = snapshots_.current();
         const filter::Verdict v = blocked_cname_target(std::span(scratch_.data(), n), *snapshot,
                                                        groups_->selection(pending.group, snapshot));

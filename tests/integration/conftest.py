@@ -29,6 +29,7 @@ import struct
 import subprocess
 import threading
 import time
+import uuid
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Callable, Iterable
@@ -704,6 +705,9 @@ class Daemon:
         if isinstance(config, dict):
             cfg = json.loads(json.dumps(config))  # a private deep copy
             server = cfg.setdefault("server", {})
+            # A control socket of its own (short: a Unix socket path has at most 107 bytes).
+            self.control_socket = server.setdefault(
+                "control_socket", f"/tmp/moat-{uuid.uuid4().hex[:12]}.sock")
             if "listen" not in server:
                 self.port = self.port or free_port()
                 server["listen"] = [f"{LOOPBACK}:{self.port}"]

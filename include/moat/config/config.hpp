@@ -28,6 +28,8 @@ struct ServerConfig {
         Endpoint{IpAddress::v4_of(127, 0, 0, 1), 5353},
         Endpoint{IpAddress{{0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 1}, true}, 5353},
     };
+    /// Unix socket for `dnsmoat pause` / `resume`; "" turns it off. Mode 0660.
+    std::string control_socket = "/run/dnsmoat/control.sock";
 
     friend bool operator==(const ServerConfig&, const ServerConfig&) = default;
 };

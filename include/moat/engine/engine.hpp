@@ -116,6 +116,8 @@ private:
     /// Adds the query's EDNS to `to` when its OPT reads as version 0.
     void with_edns_if_valid(ReplyTo& to, const wire::MessageView& view, Transport transport) const;
     [[nodiscard]] bool allowed(const IpAddress& address) const noexcept;
+    /// The user paused blocking for `group` (or everyone) and the pause has not ended.
+    [[nodiscard]] bool blocking_paused(std::size_t group) const noexcept;
     /// The EXTRA-TEXT of a blocked answer's EDE: the list's name, if configured so.
     [[nodiscard]] std::string_view ede_text_for(const filter::Snapshot& snapshot,
                                                 const filter::Verdict& verdict) const noexcept;

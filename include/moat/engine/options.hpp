@@ -10,6 +10,7 @@
 #include "moat/core/clock.hpp"
 #include "moat/core/ip.hpp"
 #include "moat/core/mac.hpp"
+#include "moat/engine/pauses.hpp"
 #include "moat/wire/name.hpp"
 
 namespace moat::engine {
@@ -104,6 +105,8 @@ struct EngineOptions {
     /// schedule. Null: no window is ever open.
     const Clock* clock = nullptr;
     const NeighbourLookup* neighbours = nullptr;  ///< null: MAC addresses never match
+    /// Blocking paused by the user (needs `clock`); null: never paused.
+    const Pauses* pauses = nullptr;
 };
 
 }  // namespace moat::engine

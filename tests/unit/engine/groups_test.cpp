@@ -1,6 +1,7 @@
 // Client groups in the engine: who is in which group (prefix, IPv4-mapped address, MAC through
 // the neighbour lookup), each group's lists and blocking mode, AAAA filtering, and schedule
-// windows (crossing midnight and Sunday night) switching lists as the wall clock moves.
+// windows (crossing midnight and Sunday night) switching lists as the wall clock moves, and
+// pauses.
 #include "groups.hpp"
 
 #include <gtest/gtest.h>
@@ -172,6 +173,28 @@ TEST(GroupPolicy, ANewSnapshotRebuildsTheSelectionByListId) {
     h.block("y.example\n", "x.example\n");  // a reload: new snapshot, list ids stay
     EXPECT_EQ(h.decide({.qname = "y.example"}, kid).outcome, Outcome::pending);
     EXPECT_EQ(h.decide({.qname = "y.example"}).outcome, Outcome::blocked);
+}
+
+TEST(GroupPolicy, APauseStopsBlockingForItsGroupUntilItEnds) {
+    Harness h;
+    h.block("ads.example\n");
+    h.options.groups = {group("kids", {test::cidr(test::v4(192, 168, 1, 70), 32)})};
+    h.options.default_group.name = "default";
+    Pauses pauses;
+    h.options.pauses = &pauses;
+    h.options.clock = &h.clock();
+    const Client kid = test::client_at(test::v4(192, 168, 1, 70));
+    h.clock().advance(std::chrono::seconds{10});
+    pauses.pause("kids", h.clock().now() + std::chrono::minutes{5});
+    EXPECT_EQ(h.decide({.qname = "ads.example"}, kid).outcome, Outcome::pending);
+    EXPECT_EQ(h.decide({.qname = "ads.example"}).outcome, Outcome::blocked);
+    h.clock().advance(std::chrono::minutes{5});
+    EXPECT_EQ(h.decide({.qname = "ads.example"}, kid).outcome, Outcome::blocked) << "ended";
+    pauses.pause("", h.clock().now() + std::chrono::minutes{1});
+    EXPECT_EQ(h.decide({.qname = "ads.example"}).outcome, Outcome::pending);
+    EXPECT_EQ(h.decide({.qname = "ads.example"}, kid).outcome, Outcome::pending);
+    pauses.resume("");
+    EXPECT_EQ(h.decide({.qname = "ads.example"}, kid).outcome, Outcome::blocked);
 }
 
 }  // namespace
