@@ -63,13 +63,29 @@ engine::GroupOptions group_options(const config::Config& c, const config::GroupC
 
 void add_groups(const config::Config& c, engine::EngineOptions& o) {
     o.default_group.name = "default";
+    std::size_t own_upstreams = 0;
     for (const config::GroupConfig& g : c.groups) {
+        engine::GroupOptions group = group_options(c, g);
+        if (!g.upstreams.empty()) {  // the same order as group_routes()
+            group.route = 1 + c.upstream.conditional.size() + own_upstreams;
+            group.cache_partition = static_cast<std::uint8_t>(++own_upstreams);
+        }
         if (g.name == "default") {
-            o.default_group = group_options(c, g);
+            o.default_group = std::move(group);
         } else {
-            o.groups.push_back(group_options(c, g));
+            o.groups.push_back(std::move(group));
         }
     }
+}
+
+std::vector<std::vector<config::Endpoint>> group_routes(const config::Config& c) {
+    std::vector<std::vector<config::Endpoint>> routes;
+    for (const config::GroupConfig& g : c.groups) {
+        if (!g.upstreams.empty()) {
+            routes.push_back(g.upstreams);
+        }
+    }
+    return routes;
 }
 
 }  // namespace moat::app

@@ -77,6 +77,13 @@ upstream::Options upstream_options(const config::Config& c) {
         }
         o.routes.push_back(std::move(r));
     }
+    for (const auto& servers_of_group : group_routes(c)) {
+        upstream::Route r;
+        for (const config::Endpoint& e : servers_of_group) {
+            r.servers.push_back(server_of(e));
+        }
+        o.routes.push_back(std::move(r));
+    }
     o.strategy = c.upstream.strategy == config::UpstreamStrategy::fastest
                      ? upstream::Strategy::fastest
                      : upstream::Strategy::failover;

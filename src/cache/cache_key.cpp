@@ -12,14 +12,16 @@ constexpr std::uint32_t kDoBit = 0x8000;
 }  // namespace
 
 std::uint64_t CacheKey::hash_of(std::span<const std::uint8_t> name, std::uint16_t qtype,
-                                std::uint16_t qclass, bool dnssec_ok) noexcept {
+                                std::uint16_t qclass, bool dnssec_ok,
+                                std::uint8_t partition) noexcept {
     // FNV-1a over the name, then the fixed fields folded in and a final avalanche (the
     // splitmix64 finaliser) so that shard and bucket bits both depend on every input bit.
     std::uint64_t h = 0xcbf29ce484222325ULL;
     for (const std::uint8_t octet : name) {
         h = (h ^ octet) * 0x100000001b3ULL;
     }
-    h ^= (std::uint64_t{qtype} << 32U) | (std::uint64_t{qclass} << 16U) | (dnssec_ok ? 1U : 0U);
+    h ^= (std::uint64_t{partition} << 56U) | (std::uint64_t{qtype} << 32U) |
+         (std::uint64_t{qclass} << 16U) | (dnssec_ok ? 1U : 0U);
     h = (h ^ (h >> 30U)) * 0xbf58476d1ce4e5b9ULL;
     h = (h ^ (h >> 27U)) * 0x94d049bb133111ebULL;
     return h ^ (h >> 31U);
@@ -64,7 +66,15 @@ tl::expected<CacheKey, Errc> CacheKey::from_query(const wire::MessageView& query
 
 bool operator==(const CacheKey& a, const CacheKey& b) noexcept {
     return a.hash_ == b.hash_ && a.qtype_ == b.qtype_ && a.qclass_ == b.qclass_ &&
-           a.dnssec_ok_ == b.dnssec_ok_ && std::ranges::equal(a.name(), b.name());
+           a.dnssec_ok_ == b.dnssec_ok_ && a.partition_ == b.partition_ &&
+           std::ranges::equal(a.name(), b.name());
+}
+
+CacheKey CacheKey::in_partition(std::uint8_t partition) const noexcept {
+    CacheKey key = *this;
+    key.partition_ = partition;
+    key.hash_ = hash_of(name(), qtype_, qclass_, dnssec_ok_, partition);
+    return key;
 }
 
 }  // namespace moat::cache

@@ -20,8 +20,8 @@ constexpr std::size_t kEntryOverhead = sizeof(Entry) + 64;
 
 bool KeyRefEqual::operator()(const KeyRef& a, const KeyRef& b) const noexcept {
     return a.hash == b.hash && a.qtype == b.qtype && a.qclass == b.qclass &&
-           a.dnssec_ok == b.dnssec_ok && a.name_length == b.name_length &&
-           std::memcmp(a.name, b.name, a.name_length) == 0;
+           a.dnssec_ok == b.dnssec_ok && a.partition == b.partition &&
+           a.name_length == b.name_length && std::memcmp(a.name, b.name, a.name_length) == 0;
 }
 
 tl::expected<Hit, Errc> Shard::lookup(const CacheKey& key, std::uint16_t id,

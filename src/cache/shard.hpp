@@ -36,6 +36,7 @@ struct KeyRef {
     std::uint16_t qclass = 0;
     std::uint8_t name_length = 0;
     bool dnssec_ok = false;
+    std::uint8_t partition = 0;
 
     static KeyRef of(const CacheKey& key) noexcept {
         return {key.name().data(),
@@ -43,7 +44,8 @@ struct KeyRef {
                 key.qtype(),
                 key.qclass(),
                 static_cast<std::uint8_t>(key.name().size()),
-                key.dnssec_ok()};
+                key.dnssec_ok(),
+                key.partition()};
     }
 };
 

@@ -162,6 +162,11 @@ void read_group(TableReader& t, const Config& config, GroupConfig& g) {
         g.blocking_mode = mode;
     }
     t.boolean("filter_aaaa", g.filter_aaaa);
+    t.array("upstreams", 1, [&](const Node& n, const std::string& path) {
+        if (auto ep = read_endpoint(t.context(), n, path, 53)) {
+            g.upstreams.push_back(*ep);
+        }
+    });
     const std::set<std::string> group_lists = lists_of(g, config);
     const Node* schedule = t.find("schedule");
     if (schedule == nullptr ||
@@ -204,6 +209,13 @@ void read_groups(TableReader& top, Config& config) {
                               "\"" + g.name + "\" names another group already");
         }
         config.groups.push_back(std::move(g));
+    }
+    constexpr std::size_t kMaxGroupUpstreams = 250;  // each is a cache partition of 8 bits
+    const auto own = std::count_if(config.groups.begin(), config.groups.end(),
+                                   [](const GroupConfig& g) { return !g.upstreams.empty(); });
+    if (static_cast<std::size_t>(own) > kMaxGroupUpstreams) {
+        top.context().error(Errc::bad_value, node->line, top.path_of("groups"),
+                            "at most 250 groups may have their own upstreams");
     }
 }
 

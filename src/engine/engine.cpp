@@ -256,6 +256,10 @@ Decision Engine::answer_question(const wire::MessageView& view, const wire::Ques
     if (!key) {
         return respond(Outcome::formerr, write_empty(out, to, Rcode::formerr));
     }
+    const GroupOptions& g = groups_->group(group);
+    if (g.cache_partition != 0) {
+        *key = key->in_partition(g.cache_partition);
+    }
     if (cache_) {
         if (auto hit = cache_->lookup(*key, qh.id, out)) {
             const std::size_t size =
@@ -276,10 +280,11 @@ Decision Engine::answer_question(const wire::MessageView& view, const wire::Ques
     pending.client_id = qh.id;
     pending.client_flags = qh.flags;
     pending.qname = qname;
-    pending.key = cache::CacheKey::make(q.qname, q.qtype, q.qclass, to.edns.dnssec_ok);
+    pending.key = cache::CacheKey::make(q.qname, q.qtype, q.qclass, to.edns.dnssec_ok)
+                      .in_partition(g.cache_partition);
     pending.edns = to.edns;
     pending.transport = client.transport;
-    pending.route = route;
+    pending.route = route != 0 ? route : g.route;  // conditional forwards win over a group's own
     pending.group = group;
     pending.verdict = verdict;
     const bool pass_ecs = !options_.strip_ecs && !edns->client_subnet.empty();

@@ -136,3 +136,23 @@ def test_schedules_switch_lists_by_local_time(upstream, moat, tmp_path, when, bl
         "an unscheduled list counts at any time"
     assert answer_values(ask(d, "games.groups.test"), "A") == ["0.0.0.0"], \
         "the default group is not scheduled"
+
+
+def test_a_group_with_its_own_upstreams_never_shares_cached_answers(upstream_factory, moat,
+                                                                     tmp_path):
+    main = upstream_factory("main")
+    family = upstream_factory("family")
+    main.add("video.groups.test", "A", "192.0.2.10", ttl=3600)
+    family.add("video.groups.test", "A", "192.0.2.99", ttl=3600)  # a family-safe resolver's answer
+    d = moat(base_config(main, **lists(tmp_path), groups=[
+        {"name": "kids", "clients": [KIDS], "upstreams": [family.address]}]))
+    assert answer_values(ask(d, "video.groups.test"), "A") == ["192.0.2.10"]
+    assert answer_values(ask(d, "video.groups.test", source=KIDS), "A") == ["192.0.2.99"], \
+        "the kids got the default upstreams' cached answer"
+    assert answer_values(ask(d, "video.groups.test", source=KIDS), "A") == ["192.0.2.99"]
+    assert answer_values(ask(d, "video.groups.test"), "A") == ["192.0.2.10"]
+    assert len(main.queries("video.groups.test")) == 1 and len(family.queries("video.groups.test")) == 1, \
+        "each group's answer is cached in its own partition"
+    # Lists still apply to the group with its own upstreams.
+    assert answer_values(ask(d, "ads.groups.test", source=KIDS), "A") == ["0.0.0.0"]
+    assert not family.queries("ads.groups.test")

@@ -106,8 +106,10 @@ def test_refresh_of_a_million_names_under_load(upstream, moat, tmp_path):
               f"snapshot {snap} KiB; VmRSS before {rss_before} KiB; VmHWM {hwm_before} -> "
               f"{hwm_after} KiB (+{hwm_after - hwm_before} KiB)")
         # The old snapshot answers queries while the new one is built, so a refresh needs about
-        # one snapshot more than the start did (docs/lists.md); 10% is left for the allocator.
-        assert SANITIZED or hwm_after - hwm_before < snap * 1.1, \
+        # one snapshot more than the start did (docs/lists.md). The tables sit on huge pages,
+        # which round each of them up to 2 MiB steps: a quarter is left for that. Holding the
+        # list's text (23 MiB) or a second new snapshot would not fit.
+        assert SANITIZED or hwm_after - hwm_before < snap * 1.25, \
             f"the refresh raised VmHWM by {hwm_after - hwm_before} KiB, the snapshot is {snap} KiB"
 
         assert answer_values(d.query("new7.changed7.test"), "A") == ["0.0.0.0"]

@@ -1,4 +1,5 @@
-// The key of a cached answer: (lower-cased qname in wire form, qtype, qclass, DO bit).
+// The key of a cached answer: (lower-cased qname in wire form, qtype, qclass, DO bit, and the
+// partition of the upstreams that answered).
 //
 // A CacheKey owns its name in inline storage (no heap), so one can be built per query on the
 // stack; its hash is computed once, at construction. A key made by from_query() also remembers
@@ -48,6 +49,11 @@ public:
     [[nodiscard]] std::uint16_t qtype() const noexcept { return qtype_; }
     [[nodiscard]] std::uint16_t qclass() const noexcept { return qclass_; }
     [[nodiscard]] bool dnssec_ok() const noexcept { return dnssec_ok_; }
+    /// Which upstreams the answer came from: 0 the default ones, else a client group's own
+    /// (their answers may differ, e.g. a family-safe resolver), so groups never share entries.
+    [[nodiscard]] std::uint8_t partition() const noexcept { return partition_; }
+    /// This key in `partition` (hash recomputed).
+    [[nodiscard]] CacheKey in_partition(std::uint8_t partition) const noexcept;
     [[nodiscard]] std::uint64_t hash() const noexcept { return hash_; }
     /// The query's qname as the client spelled it (same length as name()), or empty.
     [[nodiscard]] std::span<const std::uint8_t> echo_name() const noexcept { return echo_; }
@@ -57,7 +63,7 @@ public:
     /// The hash of a key with these parts; `name` must already be lower-cased.
     [[nodiscard]] static std::uint64_t hash_of(std::span<const std::uint8_t> name,
                                                std::uint16_t qtype, std::uint16_t qclass,
-                                               bool dnssec_ok) noexcept;
+                                               bool dnssec_ok, std::uint8_t partition = 0) noexcept;
 
 private:
     std::array<std::uint8_t, wire::kMaxNameLength> name_{};  // only name_length_ octets used
@@ -67,6 +73,7 @@ private:
     std::uint16_t qclass_ = 0;
     std::uint8_t name_length_ = 1;  // the root: one zero octet
     bool dnssec_ok_ = false;
+    std::uint8_t partition_ = 0;
 };
 
 }  // namespace moat::cache

@@ -174,6 +174,8 @@ struct GroupConfig {
     std::optional<std::vector<std::string>> allowlists;
     std::optional<BlockingMode> blocking_mode;  ///< unset: [blocking] mode
     bool filter_aaaa = false;  ///< AAAA queries get an empty answer (networks with broken IPv6)
+    /// This group's own upstream resolvers (port defaults to 53); empty: [upstream] servers.
+    std::vector<Endpoint> upstreams;
     std::vector<ScheduleWindow> schedule;
 
     friend bool operator==(const GroupConfig&, const GroupConfig&) = default;

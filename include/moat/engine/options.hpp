@@ -59,6 +59,10 @@ struct GroupOptions {
     bool every_list = true;
     std::vector<ScheduleWindow> schedule;       ///< lists named here count only inside a window
     std::optional<BlockingMode> blocking_mode;  ///< unset: EngineOptions::blocking's mode
+    /// The upstream route of the group's own resolvers (0: the default upstreams), and the
+    /// cache partition of their answers (0: shared with the default upstreams).
+    std::size_t route = 0;
+    std::uint8_t cache_partition = 0;
     bool filter_aaaa = false;  ///< AAAA questions get an empty answer (broken IPv6 networks)
 };
 

@@ -103,6 +103,20 @@ TEST_F(CacheTest, KeyIgnoresLetterCase) {
     EXPECT_EQ(hit(cache, key("WWW.Example.COM")).ttls.size(), 1U);
 }
 
+TEST_F(CacheTest, PartitionsNeverShareAnEntry) {
+    Cache cache(clock_);
+    const CacheKey plain = key("www.example.com");
+    const CacheKey family = plain.in_partition(3);
+    EXPECT_NE(plain, family);
+    EXPECT_EQ(family, key("WWW.example.com").in_partition(3));
+    EXPECT_EQ(family.in_partition(0), plain) << "back in partition 0, the same key";
+    ASSERT_TRUE(cache.insert(plain, simple_answer("www.example.com", 300)));
+    EXPECT_TRUE(misses(cache, family));
+    ASSERT_TRUE(cache.insert(family, simple_answer("www.example.com", 60)));
+    EXPECT_EQ(hit(cache, plain).ttls, std::vector<std::uint32_t>{300});
+    EXPECT_EQ(hit(cache, family).ttls, std::vector<std::uint32_t>{60});
+}
+
 TEST_F(CacheTest, KeyFromQueryReadsDoAndEchoesTheQueryCase) {
     Cache cache(clock_);
     AnswerSpec answer;

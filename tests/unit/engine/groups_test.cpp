@@ -175,6 +175,28 @@ TEST(GroupPolicy, ANewSnapshotRebuildsTheSelectionByListId) {
     EXPECT_EQ(h.decide({.qname = "y.example"}).outcome, Outcome::blocked);
 }
 
+TEST(GroupPolicy, AGroupsOwnUpstreamsGetItsRouteAndCachePartition) {
+    Harness h;
+    GroupOptions kids = group("kids", {test::cidr(test::v4(192, 168, 1, 70), 32)});
+    kids.route = 2;
+    kids.cache_partition = 1;
+    h.options.groups = {kids};
+    ConditionalRoute lan;
+    lan.domains = {test::name("lan")};
+    h.options.conditional = {lan};
+    const Client kid = test::client_at(test::v4(192, 168, 1, 70));
+    ASSERT_EQ(h.decide({.qname = "www.example"}, kid).outcome, Outcome::pending);
+    EXPECT_EQ(h.pending.route, 2U);
+    EXPECT_EQ(h.pending.key.partition(), 1U);
+    h.complete(test::ReplySpec{.records = {test::a_rr("www.example", {192, 0, 2, 7})}});
+    EXPECT_EQ(h.decide({.qname = "www.example"}, kid).outcome, Outcome::cached);
+    EXPECT_EQ(h.decide({.qname = "www.example"}).outcome, Outcome::pending)
+        << "the default group does not see the kids' cached answer";
+    EXPECT_EQ(h.pending.route, 0U);
+    ASSERT_EQ(h.decide({.qname = "nas.lan"}, kid).outcome, Outcome::pending);
+    EXPECT_EQ(h.pending.route, 1U) << "a conditional forward wins over the group's upstreams";
+}
+
 TEST(GroupPolicy, APauseStopsBlockingForItsGroupUntilItEnds) {
     Harness h;
     h.block("ads.example\n");
