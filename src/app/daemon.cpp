@@ -18,7 +18,6 @@
 #include "lists.hpp"
 #include "logging.hpp"
 #include "moat/cache/cache.hpp"
-#include "moat/config/loader.hpp"
 #include "moat/core/clock.hpp"
 #include "moat/engine/engine.hpp"
 #include "moat/filter/snapshot_publisher.hpp"
@@ -41,21 +40,6 @@ struct Loaded {
     CompiledLists lists;
     engine::LocalZone zone;
 };
-
-tl::expected<config::Config, std::string> load_config(const Launch& launch) {
-    config::Config c = config::defaults();
-    if (launch.config_file) {
-        auto loaded = config::load_file(*launch.config_file);
-        if (!loaded) {
-            return tl::unexpected(config::to_string(loaded.error()));
-        }
-        c = std::move(*loaded);
-    }
-    if (auto bad = apply_overrides(launch.overrides, c)) {
-        return tl::unexpected(*bad);
-    }
-    return c;
-}
 
 std::shared_ptr<Loaded> prepare(config::Config c, bool with_embedded) {
     auto l = std::make_shared<Loaded>();

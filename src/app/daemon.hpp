@@ -2,18 +2,9 @@
 // refreshes the downloaded lists on SIGUSR1 (and on SIGHUP).
 #pragma once
 
-#include <filesystem>
-#include <optional>
-
-#include "overrides.hpp"
+#include "launch.hpp"
 
 namespace moat::app {
-
-struct Launch {
-    /// The config file; none: the embedded defaults (with the built-in blocklist).
-    std::optional<std::filesystem::path> config_file;
-    Overrides overrides;
-};
 
 /// Runs the daemon; returns the process exit status (0 after SIGTERM, 78 for a bad config,
 /// 69 when a listen address cannot be bound).

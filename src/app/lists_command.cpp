@@ -6,7 +6,6 @@
 #include <nlohmann/json.hpp>
 
 #include "lists.hpp"
-#include "moat/config/loader.hpp"
 #include "moat/filter/list_scan.hpp"
 #include "moat/lists/state_dir.hpp"
 
@@ -103,19 +102,12 @@ void print_text(const nlohmann::json& l) {
 }  // namespace
 
 int run_lists(const Launch& launch, bool json) {
-    config::Config c = config::defaults();
-    if (launch.config_file) {
-        auto loaded = config::load_file(*launch.config_file);
-        if (!loaded) {
-            std::cerr << config::to_string(loaded.error()) << "\n";
-            return 78;
-        }
-        c = std::move(*loaded);
-    }
-    if (auto bad = apply_overrides(launch.overrides, c)) {
-        std::cerr << *bad << "\n";
+    auto loaded = load_config(launch);
+    if (!loaded) {
+        std::cerr << loaded.error() << "\n";
         return 78;
     }
+    const config::Config& c = *loaded;
     const lists::StateDir dir(c.lists.state_dir);
     nlohmann::json all = nlohmann::json::array();
     for (const auto& l : c.blocklists) {

@@ -3,7 +3,6 @@
 #include <iostream>
 
 #include "control_socket.hpp"
-#include "moat/config/loader.hpp"
 #include "moat/config/values.hpp"
 
 namespace moat::app {
@@ -12,16 +11,12 @@ int run_pause(const Launch& launch, const std::string& socket, const std::string
               const std::string& group) {
     std::string path = socket;
     if (path.empty()) {
-        config::Config c = config::defaults();
-        if (launch.config_file) {
-            auto loaded = config::load_file(*launch.config_file);
-            if (!loaded) {
-                std::cerr << config::to_string(loaded.error()) << "\n";
-                return 78;
-            }
-            c = std::move(*loaded);
+        const auto c = load_config(launch);
+        if (!c) {
+            std::cerr << c.error() << "\n";
+            return 78;
         }
-        path = c.server.control_socket;
+        path = c->server.control_socket;
         if (path.empty()) {
             std::cerr << "the config turns the control socket off ([server] control_socket)\n";
             return 78;

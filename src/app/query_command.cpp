@@ -8,7 +8,6 @@
 #include "embedded.hpp"
 #include "lists.hpp"
 #include "logging.hpp"
-#include "moat/config/loader.hpp"
 #include "moat/filter/snapshot.hpp"
 
 namespace moat::app {
@@ -40,19 +39,12 @@ std::string line_of(const ListSource& source, std::uint32_t number) {
 }  // namespace
 
 int run_query(const Launch& launch, const std::string& name) {
-    config::Config c = config::defaults();
-    if (launch.config_file) {
-        auto loaded = config::load_file(*launch.config_file);
-        if (!loaded) {
-            std::cerr << config::to_string(loaded.error()) << "\n";
-            return 78;
-        }
-        c = std::move(*loaded);
-    }
-    if (auto bad = apply_overrides(launch.overrides, c)) {
-        std::cerr << *bad << "\n";
+    auto loaded = load_config(launch);
+    if (!loaded) {
+        std::cerr << loaded.error() << "\n";
         return 78;
     }
+    const config::Config& c = *loaded;
     setup_logging(config::LogLevel::warn);  // list problems only; the verdict goes to stdout
     const CompiledLists lists = compile_lists(c, !launch.config_file.has_value());
     if (!lists.snapshot) {

@@ -168,53 +168,31 @@ void read_group(TableReader& t, const Config& config, GroupConfig& g) {
         }
     });
     const std::set<std::string> group_lists = lists_of(g, config);
-    const Node* schedule = t.find("schedule");
-    if (schedule == nullptr ||
-        !expect_kind(t.context(), *schedule, t.path_of("schedule"), Node::Kind::array)) {
-        return;
-    }
-    for (std::size_t i = 0; i < schedule->items.size(); ++i) {
-        const std::string path = index(t.path_of("schedule"), i);
-        if (!expect_kind(t.context(), schedule->items[i], path, Node::Kind::table)) {
-            continue;
-        }
-        TableReader w(t.context(), schedule->items[i], path);
+    t.tables("schedule", [&](TableReader& w) {
         ScheduleWindow window;
         read_window(w, group_lists, window);
-        w.finish();
         g.schedule.push_back(std::move(window));
-    }
+    });
 }
 
 }  // namespace
 
 void read_groups(TableReader& top, Config& config) {
-    const Node* node = top.find("groups");
-    if (node == nullptr ||
-        !expect_kind(top.context(), *node, top.path_of("groups"), Node::Kind::array)) {
-        return;
-    }
     std::set<std::string> names;
-    for (std::size_t i = 0; i < node->items.size(); ++i) {
-        const std::string path = index(top.path_of("groups"), i);
-        if (!expect_kind(top.context(), node->items[i], path, Node::Kind::table)) {
-            continue;
-        }
-        TableReader t(top.context(), node->items[i], path);
+    top.tables("groups", [&](TableReader& t) {
         GroupConfig g;
         read_group(t, config, g);
-        t.finish();
         if (!g.name.empty() && !names.insert(g.name).second) {
             t.context().error(Errc::conflict, t.find("name")->line, t.path_of("name"),
                               "\"" + g.name + "\" names another group already");
         }
         config.groups.push_back(std::move(g));
-    }
+    });
     constexpr std::size_t kMaxGroupUpstreams = 250;  // each is a cache partition of 8 bits
     const auto own = std::count_if(config.groups.begin(), config.groups.end(),
                                    [](const GroupConfig& g) { return !g.upstreams.empty(); });
     if (static_cast<std::size_t>(own) > kMaxGroupUpstreams) {
-        top.context().error(Errc::bad_value, node->line, top.path_of("groups"),
+        top.context().error(Errc::bad_value, top.find("groups")->line, top.path_of("groups"),
                             "at most 250 groups may have their own upstreams");
     }
 }

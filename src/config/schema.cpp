@@ -30,20 +30,6 @@ void section(TableReader& parent, std::string_view key, F&& read) {
     table.finish();
 }
 
-/// Calls `read(TableReader&)` on each table of the array at `key`.
-template <class F>
-void table_array(TableReader& parent, std::string_view key, F&& read) {
-    Context& ctx = parent.context();
-    parent.array(key, 0, [&](const Node& item, const std::string& path) {
-        if (!expect_kind(ctx, item, path, Node::Kind::table)) {
-            return;
-        }
-        TableReader table(ctx, item, path);
-        read(table);
-        table.finish();
-    });
-}
-
 void endpoints(TableReader& t, std::string_view key, std::vector<Endpoint>& out,
                std::uint16_t default_port, std::size_t min_items) {
     std::vector<Endpoint> list;
@@ -75,7 +61,7 @@ void read_upstream(TableReader& t, UpstreamConfig& out) {
             Errc::conflict, t.find("total_timeout")->line, t.path_of("total_timeout"),
             "must not be shorter than upstream.timeout (" + format_duration(out.timeout) + ")");
     }
-    table_array(t, "conditional", [&](TableReader& c) {
+    t.tables("conditional", [&](TableReader& c) {
         ConditionalForward fwd;
         const bool has_domains = c.array("domains", 1, [&](const Node& n, const std::string& p) {
             if (auto d = read_domain(c.context(), n, p)) {
@@ -131,7 +117,7 @@ void read_list(TableReader& t, ListConfig& out) {
 
 void read_lists(TableReader& t, std::string_view key, std::vector<ListConfig>& out) {
     std::set<std::string> names;
-    table_array(t, key, [&](TableReader& l) {
+    t.tables(key, [&](TableReader& l) {
         ListConfig list;
         read_list(l, list);
         if (!list.name.empty() && !names.insert(list.name).second) {

@@ -122,6 +122,20 @@ public:
         return true;
     }
 
+    /// Calls `read(TableReader&)` on each table of the array at `key` (each checked to be a
+    /// table, its unknown keys reported after `read`); false when `key` is absent or no array.
+    template <class F>
+    bool tables(std::string_view key, F&& read) {
+        return array(key, 0, [&](const Node& item, const std::string& path) {
+            if (!expect_kind(ctx_, item, path, Node::Kind::table)) {
+                return;
+            }
+            TableReader table(ctx_, item, path);
+            read(table);
+            table.finish();
+        });
+    }
+
     /// Reports every key never passed to find().
     void finish();
 
