@@ -72,6 +72,9 @@ bool operator==(const CacheKey& a, const CacheKey& b) noexcept {
 
 CacheKey CacheKey::in_partition(std::uint8_t partition) const noexcept {
     CacheKey key = *this;
+    if (partition == partition_) {
+        return key;
+    }
     key.partition_ = partition;
     key.hash_ = hash_of(name(), qtype_, qclass_, dnssec_ok_, partition);
     return key;

@@ -97,7 +97,7 @@ Engine::Engine(EngineOptions options, LocalZone local, const filter::SnapshotPub
 Engine::~Engine() = default;
 
 bool Engine::blocking_paused(std::size_t group) const noexcept {
-    return options_.pauses != nullptr && options_.clock != nullptr &&
+    return options_.pauses != nullptr && options_.pauses->any() && options_.clock != nullptr &&
            options_.pauses->paused(groups_->group(group).name, options_.clock->now());
 }
 

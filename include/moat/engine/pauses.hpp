@@ -33,6 +33,9 @@ public:
             groups_.erase(group);
         }
     }
+    /// Whether any pause was ever set (until resume() of everyone): when not, the query path
+    /// need not read the clock.
+    [[nodiscard]] bool any() const noexcept { return latest_ != Clock::time_point{}; }
     /// Whether blocking is paused for `group` at `now`.
     [[nodiscard]] bool paused(const std::string& group, Clock::time_point now) const noexcept {
         if (now >= latest_) {
