@@ -105,6 +105,9 @@ std::uint64_t Groups::open_windows(const GroupOptions& g) {
 
 const filter::ListSelection* Groups::selection(
     std::size_t index, const std::shared_ptr<const filter::Snapshot>& snapshot) {
+    if (index >= states_.size()) {
+        index = 0;  // see group()
+    }
     const GroupOptions& g = group(index);
     if (g.every_list && g.schedule.empty()) {
         return nullptr;

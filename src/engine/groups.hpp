@@ -32,12 +32,15 @@ public:
 
     /// The client's group: 0 is the default group, i > 0 is options.groups[i - 1].
     [[nodiscard]] std::size_t group_of(const Client& client) const noexcept;
+    // The accessors take any index: a query forwarded before a reload is completed by the new
+    // engine with its old group index, which may be past the new groups (it then counts as
+    // the default group).
     [[nodiscard]] const GroupOptions& group(std::size_t index) const noexcept {
-        return index == 0 ? default_ : groups_[index - 1];
+        return index == 0 || index > groups_.size() ? default_ : groups_[index - 1];
     }
     /// How group `index` answers a blocked name: the engine's blocking with the group's mode.
     [[nodiscard]] const BlockingOptions& blocking(std::size_t index) const noexcept {
-        return blocking_[index];
+        return blocking_[index < blocking_.size() ? index : 0];
     }
     /// The lists that count for group `index` under `snapshot` now; null: every list.
     [[nodiscard]] const filter::ListSelection* selection(

@@ -10,11 +10,9 @@
 #include <chrono>
 #include <csignal>
 #include <istream>
-#include <iterator>
 #include <map>
 #include <nlohmann/json.hpp>
 #include <ostream>
-#include <sstream>
 
 extern char** environ;  // NOLINT(readability-redundant-declaration): POSIX, not in a header
 
@@ -129,6 +127,24 @@ std::string collect(int fd, pid_t pid, const std::atomic<bool>& cancel,
     }
 }
 
+/// The "RESULT KEY" lines of the child's output.
+void read_results(std::string_view text, std::map<std::string, RefreshResult>& out) {
+    while (!text.empty()) {
+        const std::size_t nl = text.find('\n');
+        const std::string_view line = text.substr(0, nl);
+        text.remove_prefix(nl == std::string_view::npos ? text.size() : nl + 1);
+        const std::size_t space = line.find(' ');
+        if (space == std::string_view::npos) {
+            continue;  // cut short by a kill: that list counts as unreported
+        }
+        const std::string_view result = line.substr(0, space);
+        out[std::string(line.substr(space + 1))] = result == "updated" ? RefreshResult::updated
+                                                   : result == "unchanged"
+                                                       ? RefreshResult::unchanged
+                                                       : RefreshResult::failed;
+    }
+}
+
 std::string exit_text(int status) {
     if (WIFEXITED(status)) {
         return "the list fetcher exited with status " + std::to_string(WEXITSTATUS(status));
@@ -213,15 +229,11 @@ std::vector<RefreshOutcome> refresh_in_child(const std::filesystem::path& exe,
             request.policy.fetch.connect_timeout + request.policy.fetch.timeout + kSlackPerList;
         const auto deadline = std::chrono::steady_clock::now() +
                               per_list * static_cast<std::int64_t>(request.sources.size());
-        std::istringstream lines(collect(out.read_end(), pid, cancel, deadline, why));
+        const std::string lines = collect(out.read_end(), pid, cancel, deadline, why);
         int status = 0;
         while (::waitpid(pid, &status, 0) < 0 && errno == EINTR) {
         }
-        for (std::string result, key; lines >> result >> key;) {
-            reported[key] = result == "updated"     ? RefreshResult::updated
-                            : result == "unchanged" ? RefreshResult::unchanged
-                                                    : RefreshResult::failed;
-        }
+        read_results(lines, reported);
         if (why.empty() && (!sent || status != 0)) {
             why = exit_text(status);
         }
@@ -244,7 +256,11 @@ std::vector<RefreshOutcome> refresh_in_child(const std::filesystem::path& exe,
 }
 
 int serve_fetch_request(std::istream& in, std::ostream& out) {
-    const std::string text{std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()};
+    std::string text;
+    std::array<char, 4096> chunk{};
+    while (in.read(chunk.data(), chunk.size()) || in.gcount() > 0) {
+        text.append(chunk.data(), static_cast<std::size_t>(in.gcount()));
+    }
     const auto request = request_from_json(text);
     if (!request) {
         return 2;

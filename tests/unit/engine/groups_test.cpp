@@ -197,6 +197,24 @@ TEST(GroupPolicy, AGroupsOwnUpstreamsGetItsRouteAndCachePartition) {
     EXPECT_EQ(h.pending.route, 1U) << "a conditional forward wins over the group's upstreams";
 }
 
+TEST(GroupPolicy, AQueryForwardedBeforeAReloadCompletesWithTheNewGroups) {
+    Harness h;
+    h.block("ads.example\n");
+    h.options.groups = {group("a", {test::cidr(test::v4(10, 0, 0, 1), 32)}),
+                        group("b", {test::cidr(test::v4(10, 0, 0, 2), 32)})};
+    ASSERT_EQ(h.decide({.qname = "www.example"}, test::client_at(test::v4(10, 0, 0, 2))).outcome,
+              Outcome::pending);
+    EXPECT_EQ(h.pending.group, 2U);
+    h.options.groups.clear();  // the reload: a new engine without groups
+    h.build();
+    test::ReplySpec reply;
+    reply.records.push_back({wire::Section::answer, "www.example", RrType::cname, 300,
+                             wire::encode::name(test::name("ads.example"))});
+    reply.records.push_back(test::a_rr("ads.example", {198, 51, 100, 9}));
+    const Decision d = h.complete(reply);
+    EXPECT_EQ(d.outcome, Outcome::blocked) << "the old group index counts as the default group";
+}
+
 TEST(GroupPolicy, APauseStopsBlockingForItsGroupUntilItEnds) {
     Harness h;
     h.block("ads.example\n");
