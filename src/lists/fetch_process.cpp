@@ -248,7 +248,13 @@ std::vector<RefreshOutcome> refresh_in_child(const std::filesystem::path& exe,
         if (auto it = reported.find(key); it != reported.end()) {
             o.result = it->second;
         } else {
+            // Counted as a failed attempt, so the schedule retries soon (next_refresh backs off
+            // from the failures), though the child could not write it down.
             o.status.last_error = why.empty() ? "the list fetcher did not report" : why;
+            o.status.last_attempt = std::chrono::duration_cast<std::chrono::seconds>(
+                                        std::chrono::system_clock::now().time_since_epoch())
+                                        .count();
+            ++o.status.failures;
         }
         outcomes.push_back(std::move(o));
     }

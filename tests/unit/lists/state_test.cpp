@@ -208,6 +208,27 @@ TEST(FetchRequest, RoundTripsThroughJson) {
     EXPECT_EQ(back->sources[1].refresh, std::chrono::minutes{5});
 }
 
+TEST(FetchRequest, AFetcherThatCannotRunCountsAsAFailedAttempt) {
+    const TempDir tmp;
+    FetchRequest r;
+    r.state_dir = tmp.path().string();
+    r.sources.push_back({"a", "http://127.0.0.1:9/a.txt", filter::ListFormat::domains, false,
+                         std::chrono::hours{24}});
+    const std::atomic<bool> cancel{false};
+    const auto outcomes = refresh_in_child(tmp.path() / "no-such-fetcher", r, cancel);
+    ASSERT_EQ(outcomes.size(), 1U);
+    EXPECT_EQ(outcomes[0].result, RefreshResult::failed);
+    // "cannot start the list fetcher ..." where posix_spawn reports the failed exec, "the list
+    // fetcher exited with status 127" where it cannot (qemu-user).
+    EXPECT_NE(outcomes[0].status.last_error.find("the list fetcher"), std::string::npos)
+        << outcomes[0].status.last_error;
+    EXPECT_EQ(outcomes[0].status.failures, 1U);
+    EXPECT_GT(outcomes[0].status.last_attempt, 0);
+    EXPECT_EQ(next_refresh(r.sources[0], &outcomes[0].status, 1),
+              outcomes[0].status.last_attempt + 60)
+        << "retried after a minute, not after a day";
+}
+
 TEST(FetchRequest, MalformedRequestsAreRejected) {
     FetchRequest r;
     r.state_dir = "/tmp";
