@@ -250,16 +250,12 @@ private:
             engine_options_of(c), std::move(loaded.zone), publisher_, cache_));
         forwarder_.reconfigure(upstream_options(c));
         set_log_level(c.log.level);
-        config_.upstream = c.upstream;
-        config_.blocklists = c.blocklists;
-        config_.allowlists = c.allowlists;
-        config_.lists = c.lists;
-        config_.blocking = c.blocking;
-        config_.local = c.local;
-        config_.cache = c.cache;
-        config_.access = c.access;
-        config_.edns = c.edns;
-        config_.log = c.log;
+        // Everything but what needs a restart: the running config is what the daemon does.
+        const config::ServerConfig server = config_.server;
+        const config::TcpConfig tcp = config_.tcp;
+        config_ = c;
+        config_.server = server;
+        config_.tcp = tcp;
         refresher_.configure(config_);
         spdlog::info("reload: applied");
     }

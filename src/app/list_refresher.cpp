@@ -12,12 +12,6 @@ namespace {
 
 constexpr std::int64_t kMaxSleep = 60;  // seconds: re-check at least this often (clock jumps)
 
-std::int64_t unix_now() {
-    return std::chrono::duration_cast<std::chrono::seconds>(
-               std::chrono::system_clock::now().time_since_epoch())
-        .count();
-}
-
 lists::RefreshPolicy policy_of(const config::ListsConfig& c) {
     lists::RefreshPolicy p;
     p.fetch.connect_timeout = c.connect_timeout;
@@ -113,7 +107,7 @@ void ListRefresher::arm() {
     if (stopped_ || round_running_ || lists_.empty()) {
         return;
     }
-    const std::int64_t now = unix_now();
+    const std::int64_t now = lists::unix_now();
     std::int64_t first = now + kMaxSleep;
     for (const Scheduled& s : lists_) {
         first = std::min(first, s.due);
@@ -130,7 +124,7 @@ void ListRefresher::start_round() {
     if (stopped_ || round_running_) {
         return;
     }
-    const std::int64_t now = unix_now();
+    const std::int64_t now = lists::unix_now();
     std::vector<lists::ListSource> due;  // NOLINT(misc-const-correctness): moved below
     std::vector<std::string> keys;
     for (const Scheduled& s : lists_) {

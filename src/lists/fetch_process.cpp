@@ -251,9 +251,7 @@ std::vector<RefreshOutcome> refresh_in_child(const std::filesystem::path& exe,
             // Counted as a failed attempt, so the schedule retries soon (next_refresh backs off
             // from the failures), though the child could not write it down.
             o.status.last_error = why.empty() ? "the list fetcher did not report" : why;
-            o.status.last_attempt = std::chrono::duration_cast<std::chrono::seconds>(
-                                        std::chrono::system_clock::now().time_since_epoch())
-                                        .count();
+            o.status.last_attempt = unix_now();
             ++o.status.failures;
         }
         outcomes.push_back(std::move(o));
@@ -273,10 +271,7 @@ int serve_fetch_request(std::istream& in, std::ostream& out) {
     }
     const StateDir dir(request->state_dir);
     for (const ListSource& source : request->sources) {
-        const std::int64_t now = std::chrono::duration_cast<std::chrono::seconds>(
-                                     std::chrono::system_clock::now().time_since_epoch())
-                                     .count();
-        const RefreshOutcome o = refresh_list(source, dir, request->policy, now);
+        const RefreshOutcome o = refresh_list(source, dir, request->policy, unix_now());
         out << result_text(o.result) << ' ' << StateDir::key_of(source.name, source.url)
             << std::endl;  // flushed per list: a parent killed mid-way still knows these
     }

@@ -40,6 +40,12 @@ void record_success(ListStatus& s, std::int64_t now) {
 
 }  // namespace
 
+std::int64_t unix_now() noexcept {
+    return std::chrono::duration_cast<std::chrono::seconds>(
+               std::chrono::system_clock::now().time_since_epoch())
+        .count();
+}
+
 RefreshOutcome refresh_list(const ListSource& source, const StateDir& dir,
                             const RefreshPolicy& policy, std::int64_t now) {
     const std::string key = StateDir::key_of(source.name, source.url);

@@ -706,8 +706,10 @@ class Daemon:
             cfg = json.loads(json.dumps(config))  # a private deep copy
             server = cfg.setdefault("server", {})
             # A control socket of its own (short: a Unix socket path has at most 107 bytes).
+            # Kept across write_config(): [server] changes need a restart.
             self.control_socket = server.setdefault(
-                "control_socket", f"/tmp/moat-{uuid.uuid4().hex[:12]}.sock")
+                "control_socket", getattr(self, "control_socket", None) or
+                f"/tmp/moat-{uuid.uuid4().hex[:12]}.sock")
             if "listen" not in server:
                 self.port = self.port or free_port()
                 server["listen"] = [f"{LOOPBACK}:{self.port}"]

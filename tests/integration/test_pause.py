@@ -24,6 +24,7 @@ def cli(d, *args: str) -> subprocess.CompletedProcess:
 
 
 def config(upstream, tmp_path) -> dict:
+    """One blocklist, and a group "kids" on 127.0.0.2; the same control socket each time."""
     lst = write_file(tmp_path / "ads.txt", "ads.pause.test\nads2.pause.test\n")
     for n in ("ads.pause.test", "ads2.pause.test"):
         upstream.add(n, "A", "192.0.2.90")
@@ -70,3 +71,15 @@ def test_bad_pause_requests_fail_clearly(upstream, moat, tmp_path):
     res = subprocess.run([str(moat_binary()), "pause", "1m", "--socket", str(tmp_path / "none.sock")],
                          capture_output=True, text=True, timeout=10)
     assert res.returncode == 1 and "cannot reach the daemon" in res.stderr, res
+
+
+def test_a_group_added_by_reload_can_be_paused(upstream, moat, tmp_path):
+    d = moat(config(upstream, tmp_path))
+    cfg = config(upstream, tmp_path)
+    cfg["groups"].append({"name": "guests", "clients": ["127.0.0.5"]})
+    d.write_config(cfg)
+    assert d.reload() == "applied"
+    res = cli(d, "pause", "5m", "--group", "guests")
+    assert res.returncode == 0, res
+    assert not blocked(d, "ads.pause.test", "127.0.0.5")
+    assert blocked(d, "ads.pause.test", KIDS)

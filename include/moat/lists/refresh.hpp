@@ -42,6 +42,9 @@ struct RefreshOutcome {
     ListStatus status;  ///< as written to the state directory
 };
 
+/// The wall clock in Unix seconds, the unit of ListStatus times.
+[[nodiscard]] std::int64_t unix_now() noexcept;
+
 /// Downloads `source` and updates its copy and status in `dir`. `now` is Unix seconds.
 [[nodiscard]] RefreshOutcome refresh_list(const ListSource& source, const StateDir& dir,
                                           const RefreshPolicy& policy, std::int64_t now);
