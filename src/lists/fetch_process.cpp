@@ -3,6 +3,7 @@
 #include <fcntl.h>
 #include <poll.h>
 #include <spawn.h>
+#include <sys/socket.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -33,12 +34,19 @@ const char* result_text(RefreshResult r) {
     return "failed";
 }
 
-/// A pipe whose ends close themselves.
+/// A one-way channel whose ends close themselves: a pipe, or a socket pair for the request,
+/// whose writer sends with MSG_NOSIGNAL so a child that died first cannot raise SIGPIPE in a
+/// process that did not ignore it.
 class Pipe {
 public:
-    Pipe() {
+    enum class Kind : std::uint8_t { pipe, socket };
+
+    explicit Pipe(Kind kind) {
         std::array<int, 2> fds{-1, -1};
-        if (::pipe2(fds.data(), O_CLOEXEC) == 0) {
+        const int made = kind == Kind::pipe
+                             ? ::pipe2(fds.data(), O_CLOEXEC)
+                             : ::socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, fds.data());
+        if (made == 0) {
             read_ = fds[0];
             write_ = fds[1];
         }
@@ -85,10 +93,10 @@ pid_t spawn_fetcher(const std::filesystem::path& exe, const Pipe& in, const Pipe
     return pid;
 }
 
-/// Writes all of `text` to `fd`; false when the child went away first.
-bool write_all(int fd, std::string_view text) {
+/// Sends all of `text` to the socket `fd`; false when the child went away first.
+bool send_all(int fd, std::string_view text) {
     while (!text.empty()) {
-        const ssize_t n = ::write(fd, text.data(), text.size());
+        const ssize_t n = ::send(fd, text.data(), text.size(), MSG_NOSIGNAL);
         if (n < 0 && errno == EINTR) {
             continue;
         }
@@ -215,15 +223,15 @@ std::vector<RefreshOutcome> refresh_in_child(const std::filesystem::path& exe,
     const StateDir dir(request.state_dir);
     std::string why;
     std::map<std::string, RefreshResult> reported;
-    Pipe in;
-    Pipe out;
+    Pipe in(Pipe::Kind::socket);
+    Pipe out(Pipe::Kind::pipe);
     const pid_t pid = in.ok() && out.ok() ? spawn_fetcher(exe, in, out) : -1;
     if (pid < 0) {
         why = "cannot start the list fetcher " + exe.string();
     } else {
         in.close_read();
         out.close_write();
-        const bool sent = write_all(in.write_end(), to_json(request));
+        const bool sent = send_all(in.write_end(), to_json(request));
         in.close_write();
         const auto per_list =
             request.policy.fetch.connect_timeout + request.policy.fetch.timeout + kSlackPerList;
