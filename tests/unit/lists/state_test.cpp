@@ -3,7 +3,6 @@
 // (first attempt, backoff after failures, interval plus bounded jitter), and the fetcher
 // process's request document.
 #include <gtest/gtest.h>
-#include <unistd.h>  // mkdtemp
 
 #include <filesystem>
 #include <fstream>
@@ -12,24 +11,12 @@
 #include "moat/lists/fetch_process.hpp"
 #include "moat/lists/refresh.hpp"
 #include "moat/lists/state_dir.hpp"
+#include "support/temp_dir.hpp"
 
 namespace moat::lists {
 namespace {
 
-class TempDir {
-public:
-    TempDir() {
-        std::string tmpl = (std::filesystem::temp_directory_path() / "moat-lists-XXXXXX").string();
-        path_ = ::mkdtemp(tmpl.data());
-    }
-    ~TempDir() { std::filesystem::remove_all(path_); }
-    TempDir(const TempDir&) = delete;
-    TempDir& operator=(const TempDir&) = delete;
-    [[nodiscard]] const std::filesystem::path& path() const { return path_; }
-
-private:
-    std::filesystem::path path_;
-};
+using test::TempDir;
 
 ListStatus sample() {
     ListStatus s;

@@ -1,0 +1,54 @@
+// The consuming side of the query log: takes entries off the queue, applies the privacy level and
+// exclusions, writes them in batches, and keeps the database within its retention and size.
+// It owns no thread: the app calls run_once() from the log's own thread (so this layer stays
+// free of threads and of the real clock, and tests drive it step by step).
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "moat/querylog/database.hpp"
+#include "moat/querylog/entry_queue.hpp"
+#include "moat/querylog/options.hpp"
+
+namespace moat::querylog {
+
+class LogWriter {
+public:
+    /// Rows deleted per pruning transaction.
+    static constexpr std::uint64_t kPruneBatch = 5000;
+
+    LogWriter(LogOptions options, EntryQueue& queue, Database database);
+
+    struct Flushed {
+        std::size_t written = 0;  ///< rows stored
+        std::size_t skipped = 0;  ///< entries the privacy level or an exclusion kept out
+        std::size_t lost = 0;     ///< entries lost to a database error
+        std::string error;        ///< the database error, if any
+    };
+    /// Writes everything waiting in the queue (in one transaction per `batch` entries).
+    Flushed flush(std::size_t batch = 4096);
+
+    /// Deletes expired and excess rows in small transactions, at most `max_steps` of them.
+    /// `now_us`: the current time, microseconds since the Unix epoch.
+    tl::expected<Pruned, std::string> prune(std::int64_t now_us, int max_steps = 20);
+
+    /// Forgets names and clients no row refers to any more; refreshes the planner's statistics.
+    tl::expected<void, std::string> tidy() { return database_.tidy(); }
+
+    [[nodiscard]] const LogOptions& options() const noexcept { return options_; }
+    [[nodiscard]] std::uint64_t written_total() const noexcept { return written_total_; }
+    [[nodiscard]] std::uint64_t lost_total() const noexcept { return lost_total_; }
+
+private:
+    LogOptions options_;
+    EntryQueue& queue_;
+    Database database_;
+    std::vector<Entry> batch_;
+    std::uint64_t written_total_ = 0;
+    std::uint64_t lost_total_ = 0;
+};
+
+}  // namespace moat::querylog
