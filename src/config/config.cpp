@@ -42,6 +42,16 @@ const char* to_text(BlockingMode v) noexcept {
     return "null";
 }
 
+const char* to_text(LogPrivacy v) noexcept {
+    switch (v) {
+        case LogPrivacy::full: return "full";
+        case LogPrivacy::hide_domains: return "hide_domains";
+        case LogPrivacy::hide_clients: return "hide_clients";
+        case LogPrivacy::anonymous: return "anonymous";
+    }
+    return "full";
+}
+
 const char* to_text(RecordType v) noexcept {
     switch (v) {
         case RecordType::a: return "A";

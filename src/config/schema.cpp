@@ -181,6 +181,33 @@ void read_cache(TableReader& t, CacheConfig& out) {
     t.seconds("stale_max_age", out.stale_max_age, minutes{1}, kDay * 7);
 }
 
+void read_querylog(TableReader& t, QueryLogConfig& out) {
+    t.boolean("enabled", out.enabled);
+    if (t.string("path", out.path) && out.path.empty()) {
+        t.context().error(Errc::bad_value, t.find("path")->line, t.path_of("path"),
+                          "must not be empty (set enabled = false to keep no log)");
+    }
+    t.enumeration<LogPrivacy>("privacy", out.privacy,
+                              {{"full", LogPrivacy::full},
+                               {"hide_domains", LogPrivacy::hide_domains},
+                               {"hide_clients", LogPrivacy::hide_clients},
+                               {"anonymous", LogPrivacy::anonymous}});
+    t.duration("retention", out.retention, hours{1}, kDay * 3650);
+    t.size("max_size", out.max_size, 1ULL << 20U, 1ULL << 40U);
+    t.array("exclude_domains", 0, [&](const Node& n, const std::string& p) {
+        if (auto d = read_domain(t.context(), n, p)) {
+            out.exclude_domains.push_back(*d);
+        }
+    });
+    t.array("exclude_clients", 0, [&](const Node& n, const std::string& p) {
+        if (auto c = read_cidr(t.context(), n, p)) {
+            out.exclude_clients.push_back(*c);
+        }
+    });
+    t.duration("flush_interval", out.flush_interval, milliseconds{100}, minutes{1});
+    t.integer("queue_size", out.queue_size, 64, 1U << 20U);
+}
+
 }  // namespace
 
 EnumNames<BlockingMode> blocking_mode_names() {
@@ -220,6 +247,7 @@ tl::expected<Config, ConfigErrors> to_config(const Node& root, std::string_view 
         t.integer("max_connections", config.tcp.max_connections, 1, 65535);
     });
     section(top, "edns", [&](TableReader& t) { t.boolean("strip_ecs", config.edns.strip_ecs); });
+    section(top, "querylog", [&](TableReader& t) { read_querylog(t, config.querylog); });
     section(top, "log", [&](TableReader& t) {
         t.enumeration<LogLevel>("level", config.log.level,
                                 {{"trace", LogLevel::trace},

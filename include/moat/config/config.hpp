@@ -206,6 +206,25 @@ struct EdnsConfig {
     friend bool operator==(const EdnsConfig&, const EdnsConfig&) = default;
 };
 
+enum class LogPrivacy : std::uint8_t { full, hide_domains, hide_clients, anonymous };
+
+/// [querylog]: the SQLite log of every query (docs/querylog.md).
+struct QueryLogConfig {
+    bool enabled = true;
+    std::string path = "/var/lib/dnsmoat/querylog.db";
+    /// What a row keeps: "full", "hide_domains", "hide_clients", or "anonymous" (no rows).
+    LogPrivacy privacy = LogPrivacy::full;
+    Duration retention{std::chrono::hours{24 * 90}};  ///< 1h..3650d
+    std::uint64_t max_size = 256ULL << 20U;           ///< bytes of rows and indexes, 1MiB..1TiB
+    std::vector<std::string> exclude_domains;         ///< never logged, with subdomains; lower case
+    std::vector<Cidr> exclude_clients;                ///< never logged
+    /// Longest wait before queued queries are written (one transaction each time), 100ms..1m.
+    Duration flush_interval{5000};
+    std::uint32_t queue_size = 2048;  ///< queries held for the writer, 64..1048576
+
+    friend bool operator==(const QueryLogConfig&, const QueryLogConfig&) = default;
+};
+
 enum class LogLevel : std::uint8_t { trace, debug, info, warn, error };
 
 /// [log]
@@ -229,6 +248,7 @@ struct Config {
     AccessConfig access;
     TcpConfig tcp;
     EdnsConfig edns;
+    QueryLogConfig querylog;
     LogConfig log;
 
     friend bool operator==(const Config&, const Config&) = default;
@@ -243,5 +263,6 @@ struct Config {
 [[nodiscard]] const char* to_text(BlockingMode v) noexcept;
 [[nodiscard]] const char* to_text(RecordType v) noexcept;
 [[nodiscard]] const char* to_text(LogLevel v) noexcept;
+[[nodiscard]] const char* to_text(LogPrivacy v) noexcept;
 
 }  // namespace moat::config

@@ -152,6 +152,15 @@ const ErrorCase kCases[] = {
      "[\"y\"], \"from\": \"21:00\", \"to\": \"21:30\"}]}]}",
      Errc::bad_value, 9, "groups[0].schedule[0].lists[0]", "not one of this group's lists", 2},
     {"edns = 1\n", "{\"edns\": 1}", Errc::wrong_type, 1, "edns", "expected a table"},
+    {"[querylog]\nprivacy = \"hide_domain\"\n", "{\"querylog\": {\n\"privacy\": \"hide_domain\"}}",
+     Errc::bad_value, 2, "querylog.privacy", "did you mean \"hide_domains\"?"},
+    {"[querylog]\nretention = \"30m\"\n", "{\"querylog\": {\n\"retention\": \"30m\"}}",
+     Errc::out_of_range, 2, "querylog.retention", "is out of range"},
+    {"[querylog]\npath = \"\"\n", "{\"querylog\": {\n\"path\": \"\"}}", Errc::bad_value, 2,
+     "querylog.path", "set enabled = false"},
+    {"[querylog]\nexclude_clients = [\"10.0.0.300\"]\n",
+     "{\"querylog\": {\n\"exclude_clients\": [\"10.0.0.300\"]}}", Errc::bad_value, 2,
+     "querylog.exclude_clients[0]", "is not a valid CIDR prefix"},
 };
 
 TEST(Loader, EveryErrorKindHasLineAndKeyInToml) {
@@ -253,6 +262,15 @@ records = [{ name = "NAS.lan", type = "aaaa", value = "FD00::0010" },
 [cache]
 size = 1048576
 serve_stale = true
+[querylog]
+path = "/srv/dnsmoat/log.db"
+privacy = "hide_clients"
+retention = "7d"
+max_size = "64MiB"
+exclude_domains = ["Local.", "ntp.org"]
+exclude_clients = ["192.168.1.9", "fd00::/8"]
+flush_interval = "2s"
+queue_size = 512
 )",
                               Syntax::toml);
     ASSERT_TRUE(config) << to_string(config.error());
@@ -283,6 +301,16 @@ serve_stale = true
     EXPECT_EQ(config->local.records[1].value, "hello world");
     EXPECT_EQ(config->cache.size, 1048576U);
     EXPECT_TRUE(config->cache.serve_stale);
+    EXPECT_TRUE(config->querylog.enabled);
+    EXPECT_EQ(config->querylog.path, "/srv/dnsmoat/log.db");
+    EXPECT_EQ(config->querylog.privacy, LogPrivacy::hide_clients);
+    EXPECT_EQ(config->querylog.retention, std::chrono::hours{24 * 7});
+    EXPECT_EQ(config->querylog.max_size, 64ULL << 20U);
+    EXPECT_EQ(config->querylog.exclude_domains, (std::vector<std::string>{"local", "ntp.org"}));
+    ASSERT_EQ(config->querylog.exclude_clients.size(), 2U);
+    EXPECT_EQ(config->querylog.exclude_clients[1].to_text(), "fd00::/8");
+    EXPECT_EQ(config->querylog.flush_interval, std::chrono::seconds{2});
+    EXPECT_EQ(config->querylog.queue_size, 512U);
 }
 
 TEST(Loader, ReadsGroupsWithSchedulesAndListsDownloads) {
