@@ -25,6 +25,7 @@
 #include "moat/server/server.hpp"
 #include "moat/upstream/forwarder.hpp"
 #include "neighbour_table.hpp"
+#include "query_log.hpp"
 #include "wiring.hpp"
 #include "worker.hpp"
 
@@ -69,6 +70,7 @@ public:
                                             : std::make_shared<const filter::Snapshot>()),
           cache_(make_cache(clock_, config_)),
           forwarder_(io_, upstream_options(config_)),
+          query_log_(QueryLog::start(config_.querylog)),
           path_(std::make_shared<engine::Engine>(engine_options_of(config_),
                                                  std::move(loaded->zone), publisher_, cache_),
                 forwarder_),
@@ -78,6 +80,7 @@ public:
           refresher_(io_, [this] { recompile_lists(); }),
           control_(io_, [this](const std::string& line) { return control(line); }) {
         signals_.add(SIGUSR1);
+        path_.set_log(query_log_ ? &query_log_->queue() : nullptr);
     }
 
     ~Daemon() {
@@ -249,6 +252,13 @@ private:
         path_.set_engine(std::make_shared<engine::Engine>(
             engine_options_of(c), std::move(loaded.zone), publisher_, cache_));
         forwarder_.reconfigure(upstream_options(c));
+        if (c.querylog != config_.querylog) {
+            // The old writer stores what it has queued before the new one opens the file.
+            path_.set_log(nullptr);
+            query_log_.reset();
+            query_log_ = QueryLog::start(c.querylog);
+            path_.set_log(query_log_ ? &query_log_->queue() : nullptr);
+        }
         set_log_level(c.log.level);
         // Everything but what needs a restart: the running config is what the daemon does.
         const config::ServerConfig server = config_.server;
@@ -299,6 +309,7 @@ private:
     filter::SnapshotPublisher publisher_;
     std::shared_ptr<cache::Cache> cache_;
     upstream::Forwarder forwarder_;
+    std::unique_ptr<QueryLog> query_log_;  // before path_, which points into its queue
     server::QueryPath path_;
     server::Server server_;
     asio::signal_set signals_;

@@ -1,6 +1,6 @@
 // dnsmoat: the command line. `run` serves DNS, `check-config` validates a file, `query` explains
-// the lists' verdict on a name, `lists` shows the lists' state, `pause` / `resume` steer a running
-// daemon, `--version` prints the version.
+// the lists' verdict on a name, `lists` shows the lists' state, `log` searches the query log,
+// `pause` / `resume` steer a running daemon, `--version` prints the version.
 #include <malloc.h>
 
 #include <CLI/CLI.hpp>
@@ -10,6 +10,7 @@
 #include "daemon.hpp"
 #include "embedded.hpp"
 #include "lists_command.hpp"
+#include "log_command.hpp"
 #include "moat/config/loader.hpp"
 #include "moat/lists/fetch_process.hpp"
 #include "pause_command.hpp"
@@ -82,6 +83,28 @@ int run_main(int argc, char** argv) {
         ->type_name("FILE");
     lists->add_flag("--json", lists_json, "Print JSON");
 
+    moat::app::LogQuery log_query;
+    std::int64_t log_before = 0;
+    CLI::App* log = app.add_subcommand("log", "Search the query log, newest first");
+    log->add_option("domain", log_query.domain, "Names containing this text (see --match)");
+    log->add_option("--match", log_query.match, "substring (default), suffix or exact")
+        ->type_name("HOW");
+    log->add_option("--client", log_query.client, "Only this client address")->type_name("ADDR");
+    log->add_option("--outcome", log_query.outcome,
+                    "forwarded, cached, blocked, local, refused, servfail, ...")
+        ->type_name("OUTCOME");
+    log->add_option("--type", log_query.type, "Only this query type (A, AAAA, HTTPS, TYPE65)")
+        ->type_name("TYPE");
+    log->add_option("--since", log_query.since, "Only the last DURATION (15m, 2h, 7d)")
+        ->type_name("DURATION");
+    log->add_option("-n,--limit", log_query.limit, "Rows per page, 1..1000 (default 50)");
+    CLI::Option* before =
+        log->add_option("--before", log_before, "The next page: the id a page ends with")
+            ->type_name("ID");
+    log->add_option("-c,--config", config_path, "Config file naming the log's database")
+        ->type_name("FILE");
+    log->add_flag("--json", log_query.json, "Print JSON");
+
     std::string pause_for;
     std::string pause_group;
     std::string control_path;
@@ -124,6 +147,12 @@ int run_main(int argc, char** argv) {
     }
     if (*lists) {
         return moat::app::run_lists(launch, lists_json);
+    }
+    if (*log) {
+        if (before->count() > 0) {
+            log_query.before = log_before;
+        }
+        return moat::app::run_log(launch, log_query);
     }
     if (*pause || *resume) {
         return moat::app::run_pause(launch, control_path, *pause ? pause_for : "", pause_group);

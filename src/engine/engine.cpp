@@ -69,6 +69,14 @@ Decision respond(Outcome outcome, std::size_t size) {
     return {Action::respond, outcome, size, {}};
 }
 
+/// The same decision, recording the Extended DNS Error its answer was written with.
+Decision with_ede(Decision d, ExtendedError ede) {
+    if (d.action == Action::respond) {
+        d.ede = static_cast<std::uint16_t>(ede);
+    }
+    return d;
+}
+
 }  // namespace
 
 Engine::Engine(EngineOptions options, LocalZone local, const filter::SnapshotPublisher& snapshots,
@@ -164,8 +172,9 @@ Decision Engine::decide(std::span<const std::uint8_t> query, const Client& clien
         const wire::Name qname = wire::Name::from_view(question->qname);
         ReplyTo to = reply_to_query(qh, *question, qname, client.transport);
         with_edns_if_valid(to, *view, client.transport);
-        return count(respond(Outcome::refused, write_empty(out, to, Rcode::refused, false,
-                                                           ExtendedError::prohibited)));
+        return count(with_ede(respond(Outcome::refused, write_empty(out, to, Rcode::refused, false,
+                                                                    ExtendedError::prohibited)),
+                              ExtendedError::prohibited));
     }
     if (!view) {
         return count(respond(Outcome::formerr, write_header_only(out, qh, Rcode::formerr)));
@@ -244,7 +253,9 @@ Decision Engine::answer_question(const wire::MessageView& view, const wire::Ques
         paused ? filter::Verdict{} : snapshot->match(q.qname, groups_->selection(group, snapshot));
     if (verdict.action == filter::Action::blocked) {
         to.ede_text = ede_text_for(*snapshot, verdict);
-        Decision d = respond(Outcome::blocked, write_blocked(out, to, groups_->blocking(group)));
+        Decision d =
+            with_ede(respond(Outcome::blocked, write_blocked(out, to, groups_->blocking(group))),
+                     ExtendedError::blocked);
         d.verdict = verdict;
         return d;
     }
@@ -310,17 +321,19 @@ Decision Engine::complete(const Pending& pending, std::span<const std::uint8_t> 
             // Not cached: a cache hit is served without this check.
             ReplyTo to = reply_to(pending, options_.udp_payload_size);
             to.ede_text = ede_text_for(*snapshot, v);
-            Decision d = count(respond(Outcome::blocked,
-                                       write_blocked(out, to, groups_->blocking(pending.group))));
+            Decision d = count(with_ede(
+                respond(Outcome::blocked, write_blocked(out, to, groups_->blocking(pending.group))),
+                ExtendedError::blocked));
             d.verdict = v;
             return d;
         }
     }
     if (rebinding(pending, std::span(scratch_.data(), n))) {
         // Not cached, like a CNAME-blocked answer: a cache hit is served without this check.
-        return count(
+        return count(with_ede(
             respond(Outcome::blocked, write_empty(out, reply_to(pending, options_.udp_payload_size),
-                                                  Rcode::noerror, false, ExtendedError::filtered)));
+                                                  Rcode::noerror, false, ExtendedError::filtered)),
+            ExtendedError::filtered));
     }
     if (cache_) {
         (void)cache_->insert(pending.key, std::span(scratch_.data(), n));  // Errc: not cacheable
@@ -367,12 +380,16 @@ Decision Engine::fail(const Pending& pending, std::span<std::uint8_t> out) {
                         pending.qname.wire().size());
             const ExtendedError ede =
                 hit->stale ? ExtendedError::stale_answer : ExtendedError::none;
-            return count(respond(hit->stale ? Outcome::stale : Outcome::cached,
-                                 finish_for_client(out, hit->size, to, ede, scratch_, rdata_buf_)));
+            return count(
+                with_ede(respond(hit->stale ? Outcome::stale : Outcome::cached,
+                                 finish_for_client(out, hit->size, to, ede, scratch_, rdata_buf_)),
+                         ede));
         }
     }
-    return count(respond(Outcome::servfail, write_empty(out, to, Rcode::servfail, false,
-                                                        ExtendedError::no_reachable_authority)));
+    return count(
+        with_ede(respond(Outcome::servfail, write_empty(out, to, Rcode::servfail, false,
+                                                        ExtendedError::no_reachable_authority)),
+                 ExtendedError::no_reachable_authority));
 }
 
 }  // namespace moat::engine

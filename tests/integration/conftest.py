@@ -710,6 +710,8 @@ class Daemon:
             self.control_socket = server.setdefault(
                 "control_socket", getattr(self, "control_socket", None) or
                 f"/tmp/moat-{uuid.uuid4().hex[:12]}.sock")
+            # The query log goes into the test's directory, never the system's state directory.
+            cfg.setdefault("querylog", {}).setdefault("path", str(self.dir / "querylog.db"))
             if "listen" not in server:
                 self.port = self.port or free_port()
                 server["listen"] = [f"{LOOPBACK}:{self.port}"]
@@ -792,6 +794,16 @@ class Daemon:
         result = wait_until(outcome, timeout)
         assert result, f"no reload outcome logged within {timeout}s; stderr:\n{self.stderr_text()[-3000:]}"
         return result
+
+    def kill(self) -> None:
+        """SIGKILL, as a crash or the OOM killer would; the daemon may be started again."""
+        assert self.proc is not None
+        self.proc.kill()
+        self.proc.wait(timeout=10)
+        for f in (getattr(self, "_err", None), getattr(self, "_out", None)):
+            if f:
+                f.close()
+        self.proc = None  # expected to end this way: the teardown does not count it
 
     def stop(self, timeout: float = 10.0) -> int:
         """SIGTERM and wait; returns the exit status (kills after timeout and returns -9)."""

@@ -73,6 +73,8 @@ clients = ["{CLIENT_MAC.upper()}"]
 [[groups]]
 name = "default"
 blocklists = ["ads"]
+[querylog]
+path = "{tmp_path / 'querylog.db'}"
 """)
     # The kernel learns the client's MAC (ARP) before dnsmoat reads its table at start: one
     # datagram from the server's side to the client's discard port.

@@ -80,6 +80,9 @@ struct Decision {
     Outcome outcome = Outcome::dropped;
     std::size_t size = 0;     ///< octets of the answer written to `out` (Action::respond)
     filter::Verdict verdict;  ///< the list rule behind a blocked or allowed outcome
+    /// The Extended DNS Error (RFC 8914 info code) the answer carries to a client that sent
+    /// EDNS; 0xFFFF: none. For the query log.
+    std::uint16_t ede = 0xFFFF;
 };
 
 class Engine {
@@ -105,6 +108,7 @@ public:
     [[nodiscard]] const Stats& stats() const noexcept { return stats_; }
     [[nodiscard]] const EngineOptions& options() const noexcept { return options_; }
     [[nodiscard]] const std::shared_ptr<cache::Cache>& cache() const noexcept { return cache_; }
+    [[nodiscard]] const filter::SnapshotPublisher& snapshots() const noexcept { return snapshots_; }
 
 private:
     Decision answer_question(const wire::MessageView& view, const wire::Question& q,

@@ -2,6 +2,7 @@
 // (now, or when the upstream answers).
 #pragma once
 
+#include <chrono>
 #include <cstddef>
 #include <cstdint>
 #include <functional>
@@ -12,6 +13,7 @@
 
 #include "moat/engine/client.hpp"
 #include "moat/engine/engine.hpp"
+#include "moat/querylog/entry_queue.hpp"
 #include "moat/upstream/forwarder.hpp"
 
 namespace moat::server {
@@ -36,17 +38,25 @@ public:
     template <typename MakeReply>
     Handled handle(std::span<const std::uint8_t> query, const engine::Client& client,
                    MakeReply&& make_reply) {
+        const Arrival arrival = log_ != nullptr ? Arrival::now() : Arrival{};
         const engine::Decision d = engine_->decide(query, client, out_, pending_);
         if (d.action != engine::Action::forward) {
+            const auto answer = d.action == engine::Action::respond
+                                    ? std::span<const std::uint8_t>(out_.data(), d.size)
+                                    : std::span<const std::uint8_t>{};
             log_answer(client, query, d);
-            return {d.action == engine::Action::respond
-                        ? std::span<const std::uint8_t>(out_.data(), d.size)
-                        : std::span<const std::uint8_t>{},
-                    false};
+            if (log_ != nullptr) {
+                record(arrival, query, client, d, answer);
+            }
+            return {answer, false};
         }
-        forward(query, client, ReplyFn(std::forward<MakeReply>(make_reply)()));
+        forward(query, client, ReplyFn(std::forward<MakeReply>(make_reply)()), arrival);
         return {{}, true};
     }
+
+    /// Every answered or dropped query from now on is pushed to `queue` (null: none). The queue
+    /// must outlive this path or be unset first.
+    void set_log(querylog::EntryQueue* queue) noexcept { log_ = queue; }
 
     /// The engine for queries from now on (a reload); queries in flight finish on the new one.
     void set_engine(std::shared_ptr<engine::Engine> engine) { engine_ = std::move(engine); }
@@ -55,7 +65,20 @@ public:
     [[nodiscard]] std::size_t in_flight() const noexcept { return in_flight_; }
 
 private:
-    void forward(std::span<const std::uint8_t> query, const engine::Client& client, ReplyFn reply);
+    /// When a query came in, for the log: the wall time it is shown with and the steady time
+    /// its latency is measured from.
+    struct Arrival {
+        std::int64_t time_us = 0;
+        std::chrono::steady_clock::time_point steady;
+        static Arrival now() noexcept;
+    };
+
+    void forward(std::span<const std::uint8_t> query, const engine::Client& client, ReplyFn reply,
+                 Arrival arrival);
+    /// Pushes the log entry of an answer known at once.
+    void record(const Arrival& arrival, std::span<const std::uint8_t> query,
+                const engine::Client& client, const engine::Decision& d,
+                std::span<const std::uint8_t> answer);
     void log_answer(const engine::Client& client, std::span<const std::uint8_t> query,
                     const engine::Decision& d) const;
 
@@ -64,6 +87,7 @@ private:
     std::vector<std::uint8_t> out_;  ///< every answer is written here, then sent at once
     engine::Pending pending_;        ///< decide()'s scratch; moved out only when forwarding
     std::size_t in_flight_ = 0;
+    querylog::EntryQueue* log_ = nullptr;
 };
 
 }  // namespace moat::server

@@ -1,0 +1,133 @@
+#include "query_log.hpp"
+
+#include <spdlog/spdlog.h>
+
+#include <chrono>
+
+namespace moat::app {
+namespace {
+
+using std::chrono::steady_clock;
+
+constexpr auto kPoll = std::chrono::milliseconds(100);
+constexpr auto kPruneEvery = std::chrono::minutes(1);
+constexpr auto kTidyEvery = std::chrono::hours(1);
+constexpr auto kWarnEvery = std::chrono::minutes(1);
+
+std::int64_t unix_now_us() {
+    return std::chrono::duration_cast<std::chrono::microseconds>(
+               std::chrono::system_clock::now().time_since_epoch())
+        .count();
+}
+
+querylog::Privacy privacy_of(config::LogPrivacy p) {
+    switch (p) {
+        case config::LogPrivacy::full: return querylog::Privacy::full;
+        case config::LogPrivacy::hide_domains: return querylog::Privacy::hide_domains;
+        case config::LogPrivacy::hide_clients: return querylog::Privacy::hide_clients;
+        case config::LogPrivacy::anonymous: return querylog::Privacy::anonymous;
+    }
+    return querylog::Privacy::full;
+}
+
+}  // namespace
+
+querylog::LogOptions log_options(const config::QueryLogConfig& config) {
+    querylog::LogOptions o;
+    o.path = config.path;
+    o.privacy = privacy_of(config.privacy);
+    o.retention = std::chrono::duration_cast<std::chrono::seconds>(config.retention);
+    o.max_bytes = config.max_size;
+    o.exclude_domains = config.exclude_domains;
+    o.exclude_clients = config.exclude_clients;
+    return o;
+}
+
+std::unique_ptr<QueryLog> QueryLog::start(const config::QueryLogConfig& config) {
+    if (!config.enabled) {
+        spdlog::info("query log: off ([querylog] enabled = false)");
+        return nullptr;
+    }
+    auto database = querylog::Database::open(config.path, querylog::Database::Mode::write);
+    if (!database) {
+        spdlog::warn("query log: off: {}", database.error());
+        return nullptr;
+    }
+    spdlog::info("query log: {} (privacy {}, {} days, at most {} MiB)", config.path,
+                 config::to_text(config.privacy),
+                 std::chrono::duration_cast<std::chrono::hours>(config.retention).count() / 24,
+                 config.max_size >> 20U);
+    return std::unique_ptr<QueryLog>(new QueryLog(config, std::move(*database)));
+}
+
+QueryLog::QueryLog(const config::QueryLogConfig& config, querylog::Database database)
+    : config_(config),
+      queue_(config.queue_size),
+      writer_(log_options(config), queue_, std::move(database)),
+      thread_([this] { run(); }) {}
+
+QueryLog::~QueryLog() {
+    {
+        const std::lock_guard lock(mutex_);
+        stopping_ = true;
+    }
+    wake_.notify_one();
+    thread_.join();
+}
+
+void QueryLog::run() {
+    auto last_flush = steady_clock::now();
+    // The first prune runs at once: a retention shortened while stopped applies at start.
+    auto last_prune = steady_clock::now() - kPruneEvery;
+    auto last_tidy = steady_clock::now();
+    std::unique_lock lock(mutex_);
+    while (!stopping_) {
+        wake_.wait_for(lock, kPoll, [this] { return stopping_; });
+        lock.unlock();
+        const auto now = steady_clock::now();
+        if (queue_.depth() >= queue_.capacity() / 4 || now - last_flush >= config_.flush_interval) {
+            flush();
+            last_flush = now;
+        }
+        if (now - last_prune >= kPruneEvery) {
+            if (auto pruned = writer_.prune(unix_now_us()); !pruned) {
+                spdlog::warn("query log: pruning failed: {}", pruned.error());
+            } else if (pruned->expired + pruned->oversize > 0) {
+                spdlog::debug("query log: deleted {} expired and {} rows over the size limit",
+                              pruned->expired, pruned->oversize);
+            }
+            last_prune = now;
+        }
+        if (now - last_tidy >= kTidyEvery) {
+            if (auto tidied = writer_.tidy(); !tidied) {
+                spdlog::warn("query log: tidying failed: {}", tidied.error());
+            }
+            last_tidy = now;
+        }
+        lock.lock();
+    }
+    lock.unlock();
+    flush();
+}
+
+void QueryLog::flush() {
+    const auto flushed = writer_.flush();
+    const std::uint64_t drops = queue_.dropped();
+    const auto now = steady_clock::now();
+    if ((!flushed.error.empty() || drops != warned_drops_) && now - last_warning_ >= kWarnEvery) {
+        last_warning_ = now;
+        if (!flushed.error.empty()) {
+            spdlog::warn("query log: {} queries not stored: {} (DNS is not affected)",
+                         writer_.lost_total(), flushed.error);
+        }
+        if (drops != warned_drops_) {
+            spdlog::warn(
+                "query log: {} queries dropped because the queue was full (raise "
+                "[querylog] queue_size or lower flush_interval)",
+                drops);
+            warned_drops_ = drops;
+        }
+    }
+}
+
+}  // namespace moat::app

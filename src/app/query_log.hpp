@@ -1,0 +1,56 @@
+// The daemon's query log: the queue the event loop pushes into, and the thread that writes it to
+// SQLite (flushing every [querylog] flush_interval, or sooner when the queue fills to a quarter),
+// prunes it to its retention and size every minute, and tidies it every hour.
+//
+// A log that cannot be opened or written never stops DNS: the daemon starts without it (and says
+// why), and a failing write loses that batch (counted, warned about at most once a minute).
+#pragma once
+
+#include <atomic>
+#include <condition_variable>
+#include <memory>
+#include <mutex>
+#include <thread>
+
+#include "moat/config/config.hpp"
+#include "moat/querylog/entry_queue.hpp"
+#include "moat/querylog/log_writer.hpp"
+
+namespace moat::app {
+
+class QueryLog {
+public:
+    /// Opens the database and starts the writer thread; null (after a warning) when the log is
+    /// off or its database cannot be opened.
+    static std::unique_ptr<QueryLog> start(const config::QueryLogConfig& config);
+
+    /// Writes what is queued, then stops the thread.
+    ~QueryLog();
+    QueryLog(const QueryLog&) = delete;
+    QueryLog& operator=(const QueryLog&) = delete;
+    QueryLog(QueryLog&&) = delete;
+    QueryLog& operator=(QueryLog&&) = delete;
+
+    [[nodiscard]] querylog::EntryQueue& queue() noexcept { return queue_; }
+    [[nodiscard]] const config::QueryLogConfig& config() const noexcept { return config_; }
+
+private:
+    QueryLog(const config::QueryLogConfig& config, querylog::Database database);
+    void run();
+    void flush();
+
+    config::QueryLogConfig config_;
+    querylog::EntryQueue queue_;
+    querylog::LogWriter writer_;
+    std::mutex mutex_;
+    std::condition_variable wake_;
+    bool stopping_ = false;  // guarded by mutex_
+    std::chrono::steady_clock::time_point last_warning_{};
+    std::uint64_t warned_drops_ = 0;
+    std::thread thread_;  // last: started after everything it uses
+};
+
+/// The query log's module options from the config.
+[[nodiscard]] querylog::LogOptions log_options(const config::QueryLogConfig& config);
+
+}  // namespace moat::app
