@@ -10,6 +10,8 @@ namespace {
 using std::chrono::steady_clock;
 
 constexpr auto kPoll = std::chrono::milliseconds(100);
+// A batch this large is written before its interval is up (a burst; about 100 bytes an entry).
+constexpr std::size_t kMaxPending = 20'000;
 constexpr auto kPruneEvery = std::chrono::minutes(1);
 constexpr auto kTidyEvery = std::chrono::hours(1);
 constexpr auto kWarnEvery = std::chrono::minutes(1);
@@ -85,7 +87,9 @@ void QueryLog::run() {
         wake_.wait_for(lock, kPoll, [this] { return stopping_; });
         lock.unlock();
         const auto now = steady_clock::now();
-        if (queue_.depth() >= queue_.capacity() / 4 || now - last_flush >= config_.flush_interval) {
+        // Taken off the queue every poll (it stays small), written once per interval.
+        writer_.collect();
+        if (writer_.pending() >= kMaxPending || now - last_flush >= config_.flush_interval) {
             flush();
             last_flush = now;
         }

@@ -1,6 +1,7 @@
-// The daemon's query log: the queue the event loop pushes into, and the thread that writes it to
-// SQLite (flushing every [querylog] flush_interval, or sooner when the queue fills to a quarter),
-// prunes it to its retention and size every minute, and tidies it every hour.
+// The daemon's query log: the queue the event loop pushes into, and the thread that empties it
+// every 100 ms into a compact pending batch, writes that batch to SQLite in one transaction every
+// [querylog] flush_interval (sooner past 20,000 entries), prunes the log to its retention and size
+// every minute, and tidies it every hour.
 //
 // A log that cannot be opened or written never stops DNS: the daemon starts without it (and says
 // why), and a failing write loses that batch (counted, warned about at most once a minute).

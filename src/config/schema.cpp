@@ -204,7 +204,7 @@ void read_querylog(TableReader& t, QueryLogConfig& out) {
             out.exclude_clients.push_back(*c);
         }
     });
-    t.duration("flush_interval", out.flush_interval, milliseconds{100}, minutes{1});
+    t.duration("flush_interval", out.flush_interval, milliseconds{100}, minutes{10});
     t.integer("queue_size", out.queue_size, 64, 1U << 20U);
 }
 

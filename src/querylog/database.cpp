@@ -58,48 +58,52 @@ public:
           labels(std::move(label_ids)) {}
 
     /// Binds one entry to the insert statement and runs it.
-    tl::expected<void, std::string> insert(Connection& db, const Entry& e, std::int64_t id) {
+    tl::expected<void, std::string> insert(Connection& db, const Batch& batch, const Batch::Item& e,
+                                           std::int64_t id) {
+        const std::string_view qname = batch.text(e, 0);
+        const std::string_view upstream = batch.text(e, 1);
+        const std::string_view list = batch.text(e, 2);
+        const std::string_view pattern = batch.text(e, 3);
         auto client = clients.id_of(e.client.to_text());
-        auto domain = domains.id_of(e.qname.empty() ? std::string_view(".") : e.qname.view());
+        auto domain = domains.id_of(qname.empty() ? std::string_view(".") : qname);
         auto outcome = labels.id_of(e.outcome);
         auto transport = labels.id_of(e.transport);
         if (!client || !domain || !outcome || !transport) {
             return tl::unexpected(db.error("storing a name"));
         }
-        insert_query.bind(1, id).bind(2, e.time_us).bind(3, *client).bind(4, *domain);
-        insert_query.bind(5, std::int64_t{e.qtype})
-            .bind(6, *outcome)
-            .bind(7, std::int64_t{e.rcode});
-        insert_query.bind(8, *transport).bind(10, std::int64_t{e.latency_us});
-        if (!e.upstream.empty()) {
-            auto up = labels.id_of(e.upstream.view());
+        Statement& s = insert_query;
+        s.bind(1, id).bind(2, e.time_us).bind(3, *client).bind(4, *domain);
+        s.bind(5, std::int64_t{e.qtype}).bind(6, *outcome).bind(7, std::int64_t{e.rcode});
+        s.bind(8, *transport).bind(10, std::int64_t{e.latency_us});
+        if (!upstream.empty()) {
+            auto up = labels.id_of(upstream);
             if (!up) {
                 return tl::unexpected(up.error());
             }
-            insert_query.bind(9, *up);
+            s.bind(9, *up);
         }
         if (e.ede != kNoEde) {
-            insert_query.bind(11, std::int64_t{e.ede});
+            s.bind(11, std::int64_t{e.ede});
         }
-        if (!e.list.empty()) {
-            auto list = labels.id_of(e.list.view());
-            if (!list) {
-                return tl::unexpected(list.error());
+        if (!list.empty()) {
+            auto list_id = labels.id_of(list);
+            if (!list_id) {
+                return tl::unexpected(list_id.error());
             }
-            insert_query.bind(12, *list);
+            s.bind(12, *list_id);
             if (e.line != 0) {
-                insert_query.bind(13, std::int64_t{e.line});
+                s.bind(13, std::int64_t{e.line});
             }
         }
-        if (!e.pattern.empty()) {
-            auto pattern = labels.id_of(e.pattern.view());
-            if (!pattern) {
-                return tl::unexpected(pattern.error());
+        if (!pattern.empty()) {
+            auto pattern_id = labels.id_of(pattern);
+            if (!pattern_id) {
+                return tl::unexpected(pattern_id.error());
             }
-            insert_query.bind(14, *pattern);
+            s.bind(14, *pattern_id);
         }
-        const int rc = insert_query.step();
-        insert_query.reset();
+        const int rc = s.step();
+        s.reset();
         if (rc != SQLITE_DONE) {
             return tl::unexpected(db.error("storing a query"));
         }
@@ -168,6 +172,14 @@ tl::expected<Database, std::string> Database::open(const std::filesystem::path& 
 }
 
 tl::expected<void, std::string> Database::append(std::span<const Entry> entries) {
+    Batch batch;
+    for (const Entry& e : entries) {
+        batch.add(e);
+    }
+    return append(batch);
+}
+
+tl::expected<void, std::string> Database::append(const Batch& entries) {
     if (!writer_) {
         return tl::unexpected(db_->error("append") + " (opened read-only)");
     }
@@ -179,10 +191,11 @@ tl::expected<void, std::string> Database::append(std::span<const Entry> entries)
         return begun;
     }
     std::int64_t id = last_id_;
-    for (const Entry& e : entries) {
+    for (std::size_t i = 0; i < entries.size(); ++i) {
+        const Batch::Item& e = entries[i];
         // Increasing even when two arrive in one microsecond or the clock steps back.
         id = std::max(id_of_time(e.time_us), id + 1);
-        if (auto stored = writer_->insert(*db_, e, id); !stored) {
+        if (auto stored = writer_->insert(*db_, entries, e, id); !stored) {
             writer_->forget();  // the rollback takes back names inserted in this transaction
             return stored;
         }

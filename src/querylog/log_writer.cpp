@@ -8,28 +8,38 @@ namespace moat::querylog {
 LogWriter::LogWriter(LogOptions options, EntryQueue& queue, Database database)
     : options_(std::move(options)), queue_(queue), database_(std::move(database)) {}
 
-LogWriter::Flushed LogWriter::flush(std::size_t batch) {
-    Flushed result;
+std::size_t LogWriter::collect() {
+    std::size_t taken = 0;
     while (true) {
-        batch_.clear();
-        if (queue_.pop(batch_, batch) == 0) {
-            break;
+        taken_.clear();
+        const std::size_t n = queue_.pop(taken_, 256);
+        if (n == 0) {
+            return taken;
         }
+        taken += n;
         // Privacy and exclusions are applied here, off the query path.
-        std::size_t kept = 0;
-        for (Entry& e : batch_) {
+        for (Entry& e : taken_) {
             if (apply_privacy(options_, e)) {
-                batch_[kept++] = e;
+                pending_.add(e);
+            } else {
+                ++skipped_;
             }
         }
-        result.skipped += batch_.size() - kept;
-        auto stored = database_.append(std::span<const Entry>(batch_.data(), kept));
-        if (stored) {
-            result.written += kept;
+    }
+}
+
+LogWriter::Flushed LogWriter::write() {
+    Flushed result;
+    result.skipped = skipped_;
+    skipped_ = 0;
+    if (!pending_.empty()) {
+        if (auto stored = database_.append(pending_); stored) {
+            result.written = pending_.size();
         } else {
-            result.lost += kept;
+            result.lost = pending_.size();
             result.error = stored.error();
         }
+        pending_.clear();
     }
     written_total_ += result.written;
     lost_total_ += result.lost;

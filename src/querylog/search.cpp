@@ -8,7 +8,10 @@
 //   * a substring or suffix matching a few domains (up to kMaxDomainRuns): one such walk per
 //     domain, each stopping after a page, merged here;
 //   * matching more domains than that: the table walked backwards, checking each row's name,
-//     which finds a page quickly because such a text is common among rows.
+//     which finds a page quickly because such a text is common among rows;
+//   * two or more of client, outcome and type (or one with a text matching many names): their
+//     indexes intersected without touching the table (id_stream.hpp), then only the rows they
+//     agree on read and checked, so the cost follows the rarest filter.
 #include <algorithm>
 #include <climits>
 #include <cstdint>
@@ -17,6 +20,7 @@
 #include <string_view>
 #include <vector>
 
+#include "id_stream.hpp"
 #include "moat/querylog/database.hpp"
 #include "sqlite.hpp"
 
@@ -112,6 +116,8 @@ public:
     }
 
     [[nodiscard]] std::size_t limit() const noexcept { return limit_; }
+    [[nodiscard]] std::int64_t lo() const noexcept { return lo_; }
+    [[nodiscard]] std::int64_t hi() const noexcept { return hi_; }
 
     tl::expected<void, std::string> prepare(const std::string& extra) {
         auto s =
@@ -186,6 +192,108 @@ tl::expected<std::vector<std::int64_t>, std::string> matching_domains(Connection
     return ids;
 }
 
+/// The domain text condition on ?7 (bound but unused without a domain filter).
+std::string domain_condition(const Search& search) {
+    if (search.domain.empty()) {
+        return " AND ?7 IS NOT NULL";
+    }
+    return search.match == DomainMatch::suffix
+               ? " AND (d.name = ?7 OR substr(d.name, -length(?7) - 1) = '.' || ?7)"
+               : " AND instr(d.name, ?7) > 0";
+}
+
+/// The table walked backwards, each row checked: for a text matching many names and no other
+/// filter, or no filter at all. True when the page is full (more may follow).
+tl::expected<bool, std::string> walk_table(Runner& runner, const Search& search,
+                                           std::vector<Row>& rows) {
+    if (auto ok = runner.prepare(domain_condition(search)); !ok) {
+        return tl::unexpected(ok.error());
+    }
+    auto n = runner.run(std::string_view(search.domain), rows);
+    if (!n) {
+        return tl::unexpected(n.error());
+    }
+    return *n == runner.limit();
+}
+
+/// One walk of the domain index per name, merged.
+tl::expected<bool, std::string> walk_domains(Runner& runner,
+                                             const std::vector<std::int64_t>& domains,
+                                             std::vector<Row>& rows) {
+    if (auto ok = runner.prepare(" AND q.domain = ?7"); !ok) {
+        return tl::unexpected(ok.error());
+    }
+    bool more = false;
+    for (const std::int64_t domain : domains) {
+        auto n = runner.run(domain, rows);
+        if (!n) {
+            return tl::unexpected(n.error());
+        }
+        more = more || *n == runner.limit();
+    }
+    std::sort(rows.begin(), rows.end(), [](const Row& a, const Row& b) { return a.id > b.id; });
+    if (rows.size() > runner.limit()) {
+        rows.resize(runner.limit());
+        more = true;
+    }
+    return more;
+}
+
+/// The indexes of client, outcome and type intersected (id_stream.hpp), then each row they
+/// agree on read and checked against the text filter.
+tl::expected<bool, std::string> intersect_indexes(Connection& db, const Runner& runner,
+                                                  const Search& search, const Ids& ids,
+                                                  std::vector<Row>& rows) {
+    std::vector<IdStream> streams;
+    const auto add = [&](const char* column,
+                         std::int64_t value) -> tl::expected<void, std::string> {
+        auto stream = IdStream::open(db, column, value, runner.lo(), runner.hi());
+        if (!stream) {
+            return tl::unexpected(stream.error());
+        }
+        streams.push_back(std::move(*stream));
+        return {};
+    };
+    auto opened = tl::expected<void, std::string>{};
+    if (ids.client) {
+        opened = add("client", *ids.client);
+    }
+    if (opened && ids.outcome) {
+        opened = add("outcome", *ids.outcome);
+    }
+    if (opened && search.qtype) {
+        opened = add("qtype", *search.qtype);
+    }
+    auto row = db.prepare(std::string(kSelect) + domain_condition(search) + " AND q.id = ?3");
+    if (!opened || !row) {
+        return tl::unexpected(!opened ? opened.error() : row.error());
+    }
+    constexpr std::size_t kChunk = 256;
+    while (true) {
+        auto agreed = intersect(streams, kChunk);
+        if (!agreed) {
+            return tl::unexpected(agreed.error());
+        }
+        for (const std::int64_t id : *agreed) {
+            row->reset();
+            row->bind(1, runner.lo()).bind(2, runner.hi()).bind(3, id);
+            row->bind(7, std::string_view(search.domain));
+            const int rc = row->step();
+            if (rc == SQLITE_ROW) {
+                rows.push_back(read_row(*row));
+                if (rows.size() == runner.limit()) {
+                    return true;
+                }
+            } else if (rc != SQLITE_DONE) {
+                return tl::unexpected(db.error("search"));
+            }
+        }
+        if (agreed->size() < kChunk) {
+            return false;
+        }
+    }
+}
+
 }  // namespace
 
 tl::expected<Page, std::string> Database::search(const Search& search) {
@@ -212,8 +320,8 @@ tl::expected<Page, std::string> Database::search(const Search& search) {
     }
     Runner runner(*db_, search, ids);
     std::vector<std::int64_t> domains;
-    bool walk_table = search.domain.empty();
-    if (!walk_table && search.match == DomainMatch::exact) {
+    bool many_names = false;
+    if (!search.domain.empty() && search.match == DomainMatch::exact) {
         auto id = lookup(*db_, "SELECT id FROM domains WHERE name = ?1", search.domain);
         if (!id) {
             return tl::unexpected(id.error());
@@ -222,50 +330,30 @@ tl::expected<Page, std::string> Database::search(const Search& search) {
             return page;
         }
         domains.push_back(**id);
-    } else if (!walk_table) {
+    } else if (!search.domain.empty()) {
         auto found = matching_domains(*db_, search);
         if (!found) {
             return tl::unexpected(found.error());
         }
+        if (found->empty()) {
+            return page;
+        }
         domains = std::move(*found);
-        walk_table = domains.size() > kMaxDomainRuns;
+        many_names = domains.size() > kMaxDomainRuns;
     }
-
-    bool more = false;
-    if (walk_table) {
-        // ?7 is the domain text; with no domain filter it is bound but unused.
-        const std::string extra = search.domain.empty() ? " AND ?7 IS NOT NULL"
-                                  : search.match == DomainMatch::suffix
-                                      ? " AND (d.name = ?7 OR substr(d.name, "
-                                        "-length(?7) - 1) = '.' || ?7)"
-                                      : " AND instr(d.name, ?7) > 0";
-        if (auto ok = runner.prepare(extra); !ok) {
-            return tl::unexpected(ok.error());
-        }
-        auto n = runner.run(std::string_view(search.domain), page.rows);
-        if (!n) {
-            return tl::unexpected(n.error());
-        }
-        more = *n == runner.limit();
+    const int equalities = (ids.client ? 1 : 0) + (ids.outcome ? 1 : 0) + (search.qtype ? 1 : 0);
+    tl::expected<bool, std::string> more = false;
+    if (equalities >= 2 || (equalities == 1 && many_names)) {
+        more = intersect_indexes(*db_, runner, search, ids, page.rows);
+    } else if (search.domain.empty() || many_names) {
+        more = walk_table(runner, search, page.rows);
     } else {
-        if (auto ok = runner.prepare(" AND q.domain = ?7"); !ok) {
-            return tl::unexpected(ok.error());
-        }
-        for (const std::int64_t domain : domains) {
-            auto n = runner.run(domain, page.rows);
-            if (!n) {
-                return tl::unexpected(n.error());
-            }
-            more = more || *n == runner.limit();
-        }
-        std::sort(page.rows.begin(), page.rows.end(),
-                  [](const Row& a, const Row& b) { return a.id > b.id; });
-        if (page.rows.size() > runner.limit()) {
-            page.rows.resize(runner.limit());
-            more = true;
-        }
+        more = walk_domains(runner, domains, page.rows);
     }
-    if (more && !page.rows.empty()) {
+    if (!more) {
+        return tl::unexpected(more.error());
+    }
+    if (*more && !page.rows.empty()) {
         page.next = page.rows.back().id;
     }
     return page;

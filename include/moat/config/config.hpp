@@ -218,9 +218,11 @@ struct QueryLogConfig {
     std::uint64_t max_size = 256ULL << 20U;           ///< bytes of rows and indexes, 1MiB..1TiB
     std::vector<std::string> exclude_domains;         ///< never logged, with subdomains; lower case
     std::vector<Cidr> exclude_clients;                ///< never logged
-    /// Longest wait before queued queries are written (one transaction each time), 100ms..1m.
-    Duration flush_interval{5000};
-    std::uint32_t queue_size = 2048;  ///< queries held for the writer, 64..1048576
+    /// How often the gathered queries are written, in one transaction, 100ms..10m. Long: few
+    /// writes to an SD card; a crash loses at most this much of the log.
+    Duration flush_interval{std::chrono::minutes{1}};
+    /// Queries held between the writer's visits (every 100 ms), 64..1048576.
+    std::uint32_t queue_size = 2048;
 
     friend bool operator==(const QueryLogConfig&, const QueryLogConfig&) = default;
 };

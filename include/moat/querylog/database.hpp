@@ -23,6 +23,7 @@
 #include <string>
 #include <tl/expected.hpp>
 
+#include "moat/querylog/batch.hpp"
 #include "moat/querylog/entry.hpp"
 #include "moat/querylog/search.hpp"
 
@@ -51,6 +52,7 @@ public:
     Database& operator=(const Database&) = delete;
 
     /// Stores `entries` in one transaction (all or none).
+    tl::expected<void, std::string> append(const Batch& entries);
     tl::expected<void, std::string> append(std::span<const Entry> entries);
 
     /// Deletes at most `batch` rows: first those older than `oldest_us`, then, while the pages in

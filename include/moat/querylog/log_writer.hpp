@@ -1,5 +1,7 @@
-// The consuming side of the query log: takes entries off the queue, applies the privacy level and
-// exclusions, writes them in batches, and keeps the database within its retention and size.
+// The consuming side of the query log: takes entries off the queue (often, so the queue stays
+// small), applies the privacy level and exclusions, gathers them in a compact Batch, writes each
+// batch in one transaction (seldom, so the disk sees few writes), and keeps the database within
+// its retention and size.
 // It owns no thread: the app calls run_once() from the log's own thread (so this layer stays
 // free of threads and of the real clock, and tests drive it step by step).
 #pragma once
@@ -9,6 +11,7 @@
 #include <string>
 #include <vector>
 
+#include "moat/querylog/batch.hpp"
 #include "moat/querylog/database.hpp"
 #include "moat/querylog/entry_queue.hpp"
 #include "moat/querylog/options.hpp"
@@ -28,8 +31,18 @@ public:
         std::size_t lost = 0;     ///< entries lost to a database error
         std::string error;        ///< the database error, if any
     };
-    /// Writes everything waiting in the queue (in one transaction per `batch` entries).
-    Flushed flush(std::size_t batch = 4096);
+    /// Moves what waits in the queue into the pending batch; returns how many were taken (those
+    /// the privacy level or an exclusion keep out are counted in the next write's `skipped`).
+    std::size_t collect();
+    /// Writes the pending batch in one transaction.
+    Flushed write();
+    /// collect() then write().
+    Flushed flush() {
+        collect();
+        return write();
+    }
+    /// Entries waiting in the pending batch.
+    [[nodiscard]] std::size_t pending() const noexcept { return pending_.size(); }
 
     /// Deletes expired and excess rows in small transactions, at most `max_steps` of them.
     /// `now_us`: the current time, microseconds since the Unix epoch.
@@ -46,7 +59,9 @@ private:
     LogOptions options_;
     EntryQueue& queue_;
     Database database_;
-    std::vector<Entry> batch_;
+    std::vector<Entry> taken_;  ///< reused: what one collect() pops
+    Batch pending_;
+    std::size_t skipped_ = 0;  ///< since the last write
     std::uint64_t written_total_ = 0;
     std::uint64_t lost_total_ = 0;
 };

@@ -8,10 +8,12 @@
 
 #include <algorithm>
 #include <fstream>
+#include <random>
 #include <set>
 #include <string>
 #include <vector>
 
+#include "moat/querylog/options.hpp"
 #include "support/temp_dir.hpp"
 #include "test_entries.hpp"
 
@@ -89,6 +91,34 @@ TEST_F(DatabaseTest, RowsRoundTripNewestFirst) {
     EXPECT_FALSE(f.ede.has_value());
     EXPECT_EQ(f.list, "");
     EXPECT_EQ(page.rows[0].pattern, "^tracker\\.");
+}
+
+TEST_F(DatabaseTest, TextsOfEveryLengthRoundTrip) {
+    Database db = open_write();
+    std::string name;  // 253 characters: the longest name in text
+    for (int i = 0; i < 3; ++i) {
+        name += std::string(63, static_cast<char>('a' + i)) + ".";
+    }
+    name += std::string(61, 'd');
+    ASSERT_EQ(name.size(), 253U);
+    Entry e = entry(kT0, name, "blocked");
+    e.list.assign(std::string(63, 'l'));
+    e.pattern.assign(std::string(127, 'p'));
+    e.upstream.assign("[2001:db8:ffff:ffff:ffff:ffff:ffff:ffff]:65535");
+    Batch batch;
+    batch.add(entry(kT0 - 1, "."));  // the root, and empty texts around a long one
+    batch.add(e);
+    batch.add(entry(kT0 + 1, "x"));
+    ASSERT_TRUE(db.append(batch));
+    const Page page = search(db, {});
+    ASSERT_EQ(page.rows.size(), 3U);
+    EXPECT_EQ(page.rows[0].domain, "x");
+    EXPECT_EQ(page.rows[1].domain, name);
+    EXPECT_EQ(page.rows[1].list, std::string(63, 'l'));
+    EXPECT_EQ(page.rows[1].pattern, std::string(127, 'p'));
+    EXPECT_EQ(page.rows[1].upstream, "[2001:db8:ffff:ffff:ffff:ffff:ffff:ffff]:65535");
+    EXPECT_EQ(page.rows[2].domain, ".");
+    EXPECT_EQ(page.rows[2].list, "");
 }
 
 TEST_F(DatabaseTest, IdsFollowArrivalEvenWhenTheClockStepsBack) {
@@ -223,6 +253,77 @@ TEST_F(DatabaseTest, PagesCoverEveryRowOnceInOrder) {
     EXPECT_EQ(few.size(), expected);
     EXPECT_TRUE(std::is_sorted(few.rbegin(), few.rend()));
     EXPECT_EQ(std::set<std::int64_t>(few.begin(), few.end()).size(), expected);
+}
+
+/// Every plan against a plain filter over the entries: random rows, random searches of every
+/// kind (single filters, combinations, time ranges, texts matching few or many names), paged.
+TEST_F(DatabaseTest, EveryPlanAgreesWithAPlainFilter) {
+    Database db = open_write();
+    std::mt19937_64 gen(2026);  // fixed seed: the same rows and searches every run
+    const auto below = [&gen](std::uint64_t n) { return gen() % n; };
+    std::vector<Entry> entries;
+    const std::vector<const char*> outcomes{"forwarded", "cached", "blocked", "servfail"};
+    for (int i = 0; i < 3000; ++i) {
+        const auto client = IpAddress::v4_of(10, 0, 0, static_cast<std::uint8_t>(below(5)));
+        const std::string name =
+            "n" + std::to_string(below(150)) + (below(2) == 0 ? ".ads.test" : ".example.org");
+        entries.push_back(
+            entry(kT0 + i * 1000, name, outcomes[below(4)], client, below(3) == 0 ? 28 : 1));
+    }
+    ASSERT_TRUE(db.append(entries));
+
+    for (int trial = 0; trial < 200; ++trial) {
+        Search s;
+        s.limit = 1 + below(60);
+        if (below(2) == 0) {
+            s.client = "10.0.0." + std::to_string(below(6));  // 10.0.0.5: never seen
+        }
+        if (below(2) == 0) {
+            s.outcome = outcomes[below(4)];
+        }
+        if (below(3) == 0) {
+            s.qtype = below(2) == 0 ? 1 : 28;
+        }
+        switch (below(5)) {
+            case 0: s.domain = "n1"; break;   // substring of many names
+            case 1: s.domain = "n14"; break;  // substring of a few names
+            case 2:
+                s.domain = "ads.test";
+                s.match = DomainMatch::suffix;
+                break;  // many
+            case 3:
+                s.domain = "n7.example.org";
+                s.match = DomainMatch::exact;
+                break;
+            default: break;
+        }
+        if (below(3) == 0) {
+            s.from_us = kT0 + static_cast<std::int64_t>(below(3000)) * 1000;
+            s.to_us = *s.from_us + static_cast<std::int64_t>(below(1500)) * 1000;
+        }
+        std::vector<std::int64_t> expected;
+        for (auto it = entries.rbegin(); it != entries.rend(); ++it) {
+            const std::string_view name = it->qname.view();
+            const bool ok =
+                (s.client.empty() || it->client.to_text() == s.client) &&
+                (s.outcome.empty() || s.outcome == it->outcome) &&
+                (!s.qtype || *s.qtype == it->qtype) &&
+                (s.domain.empty() ||
+                 (s.match == DomainMatch::exact    ? name == s.domain
+                  : s.match == DomainMatch::suffix ? in_domain(name, s.domain)
+                                                   : name.find(s.domain) != std::string::npos)) &&
+                (!s.from_us || it->time_us >= *s.from_us) && (!s.to_us || it->time_us < *s.to_us);
+            if (ok) {
+                expected.push_back(it->time_us);
+            }
+        }
+        std::vector<std::int64_t> got;
+        for (const std::int64_t id : all_pages(db, s)) {
+            got.push_back(id >> 10U);  // ids are arrival times shifted (times here are unique)
+        }
+        ASSERT_EQ(got, expected) << "trial " << trial << ": client=" << s.client
+                                 << " outcome=" << s.outcome << " domain=" << s.domain;
+    }
 }
 
 TEST_F(DatabaseTest, PruneDeletesExpiredRowsInBatches) {

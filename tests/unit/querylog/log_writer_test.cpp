@@ -49,18 +49,29 @@ protected:
     EntryQueue queue_{1024};
 };
 
-TEST_F(LogWriterTest, FullPrivacyStoresEverythingInBatches) {
+TEST_F(LogWriterTest, CollectsOftenAndWritesOnce) {
     LogWriter w = make({});
-    for (int i = 0; i < 1000; ++i) {
-        queue_.push(entry(kT0 + i, "n" + std::to_string(i) + ".test"));
+    // Three rounds of queries taken off the queue: the queue empties each time, nothing is
+    // written until write().
+    for (int round = 0; round < 3; ++round) {
+        for (int i = 0; i < 1000; ++i) {
+            const int n = round * 1000 + i;
+            queue_.push(entry(kT0 + n, "n" + std::to_string(n) + ".test"));
+        }
+        EXPECT_EQ(w.collect(), 1000U);
+        EXPECT_EQ(queue_.depth(), 0U);
     }
-    const auto flushed = w.flush(300);
-    EXPECT_EQ(flushed.written, 1000U);
+    EXPECT_EQ(w.pending(), 3000U);
+    EXPECT_TRUE(rows().empty());
+    const auto flushed = w.write();
+    EXPECT_EQ(flushed.written, 3000U);
     EXPECT_EQ(flushed.skipped, 0U);
     EXPECT_TRUE(flushed.error.empty());
-    EXPECT_EQ(queue_.depth(), 0U);
-    EXPECT_EQ(rows().size(), 1000U);
-    EXPECT_EQ(w.written_total(), 1000U);
+    EXPECT_EQ(w.pending(), 0U);
+    EXPECT_EQ(rows().size(), 1000U);  // rows() reads one page of 1000
+    EXPECT_EQ(rows().front().domain, "n2999.test");
+    EXPECT_EQ(w.written_total(), 3000U);
+    EXPECT_EQ(w.write().written, 0U);  // nothing pending: nothing written
 }
 
 TEST_F(LogWriterTest, HideDomainsKeepsClientsAndOutcomes) {
@@ -151,7 +162,7 @@ TEST_F(LogWriterTest, AFullDiskLosesTheBatchCountsItAndTheWriterGoesOn) {
         queue_.push(entry(kT0 + i, std::string(200, 'a' + static_cast<char>(i % 26)) +
                                        std::to_string(i) + ".test"));
     }
-    const auto flushed = w.flush(1000);
+    const auto flushed = w.flush();
     ASSERT_EQ(::setrlimit(RLIMIT_FSIZE, &saved), 0);
     ::sigaction(SIGXFSZ, &old, nullptr);
     EXPECT_EQ(flushed.written, 0U);

@@ -1,0 +1,52 @@
+// Log entries waiting to be written, held compactly: the fixed fields of each entry, and its
+// texts (name, upstream, list, pattern) back to back in one shared buffer. About 100 bytes an
+// entry instead of a queue slot's 530, so the writer can gather a minute of a busy network's
+// queries (a few thousand) into one transaction, which is what spares an SD card (few large
+// writes instead of many small ones). Owned by the writer's thread.
+#pragma once
+
+#include <array>
+#include <cstddef>
+#include <cstdint>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "moat/querylog/entry.hpp"
+
+namespace moat::querylog {
+
+class Batch {
+public:
+    struct Item {
+        std::int64_t time_us;
+        IpAddress client;
+        std::uint32_t latency_us;
+        std::uint32_t line;
+        std::uint16_t qtype;
+        std::uint16_t ede;
+        std::uint8_t rcode;
+        const char* outcome;
+        const char* transport;
+        std::uint32_t text;                   ///< where this item's texts start in texts_
+        std::array<std::uint8_t, 4> lengths;  ///< qname, upstream, list, pattern
+    };
+
+    void add(const Entry& e);
+    [[nodiscard]] std::size_t size() const noexcept { return items_.size(); }
+    [[nodiscard]] bool empty() const noexcept { return items_.empty(); }
+    [[nodiscard]] const Item& operator[](std::size_t i) const noexcept { return items_[i]; }
+    /// Text `which` of `item`: 0 name, 1 upstream, 2 list, 3 pattern.
+    [[nodiscard]] std::string_view text(const Item& item, int which) const noexcept;
+    /// Empties the batch and gives back its memory when it had grown large.
+    void clear();
+    [[nodiscard]] std::size_t memory_bytes() const noexcept {
+        return items_.capacity() * sizeof(Item) + texts_.capacity();
+    }
+
+private:
+    std::vector<Item> items_;
+    std::string texts_;
+};
+
+}  // namespace moat::querylog
