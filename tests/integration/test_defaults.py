@@ -53,7 +53,13 @@ def dig(ns: str, *args: str) -> str:
 
 def test_embedded_defaults_in_a_namespace(netns, tmp_path):
     stderr = open(tmp_path / "stderr.log", "w")
-    proc = subprocess.Popen(["ip", "netns", "exec", netns, str(moat_binary()), "run"],
+    # The defaults keep the query log in /var/lib/dnsmoat: a tmpfs mounted there inside the
+    # namespace's own mounts (`ip netns exec` gives the command a private mount namespace) takes
+    # it, so the test leaves nothing in the machine's state directory.
+    os.makedirs("/var/lib/dnsmoat", exist_ok=True)
+    proc = subprocess.Popen(["ip", "netns", "exec", netns, "sh", "-c",
+                             "mount -t tmpfs -o size=64m,mode=0750 moat-test /var/lib/dnsmoat && "
+                             f"exec {moat_binary()} run"],
                             cwd=tmp_path, stderr=stderr, stdout=subprocess.DEVNULL)
     try:
         deadline = time.monotonic() + 10
@@ -72,6 +78,7 @@ def test_embedded_defaults_in_a_namespace(netns, tmp_path):
         assert time.monotonic() - started < 6, "SERVFAIL took longer than the total timeout"
         log = (tmp_path / "stderr.log").read_text()
         assert "embedded defaults" in log and "listening on [::1]:5353" in log, log
+        assert "query log: /var/lib/dnsmoat/querylog.db" in log, log
     finally:
         proc.send_signal(signal.SIGTERM)
         assert proc.wait(timeout=10) == 0
