@@ -181,6 +181,24 @@ void read_cache(TableReader& t, CacheConfig& out) {
     t.seconds("stale_max_age", out.stale_max_age, minutes{1}, kDay * 7);
 }
 
+void read_api(TableReader& t, ApiConfig& out) {
+    t.boolean("enabled", out.enabled);
+    std::vector<Endpoint> listen;
+    if (t.array("listen", 1, [&](const Node& item, const std::string& path) {
+            auto ep = read_endpoint(t.context(), item, path, 8053);
+            if (ep && !ep->address.is_loopback()) {
+                t.context().error(Errc::bad_value, item.line, path,
+                                  "\"" + ep->to_text() +
+                                      "\" is not a loopback address; until the API has a "
+                                      "password it listens on 127.0.0.1 or ::1 only");
+            } else if (ep) {
+                listen.push_back(*ep);
+            }
+        })) {
+        out.listen = std::move(listen);
+    }
+}
+
 void read_querylog(TableReader& t, QueryLogConfig& out) {
     t.boolean("enabled", out.enabled);
     if (t.string("path", out.path) && out.path.empty()) {
@@ -248,6 +266,7 @@ tl::expected<Config, ConfigErrors> to_config(const Node& root, std::string_view 
     });
     section(top, "edns", [&](TableReader& t) { t.boolean("strip_ecs", config.edns.strip_ecs); });
     section(top, "querylog", [&](TableReader& t) { read_querylog(t, config.querylog); });
+    section(top, "api", [&](TableReader& t) { read_api(t, config.api); });
     section(top, "log", [&](TableReader& t) {
         t.enumeration<LogLevel>("level", config.log.level,
                                 {{"trace", LogLevel::trace},
@@ -256,7 +275,6 @@ tl::expected<Config, ConfigErrors> to_config(const Node& root, std::string_view 
                                  {"warn", LogLevel::warn},
                                  {"error", LogLevel::error}});
     });
-    top.reserve("api", "the REST API and dashboard (a later version)");
     top.finish();
     if (!ctx.ok()) {
         return tl::unexpected(ctx.take());

@@ -6,8 +6,8 @@
 // are checked, so the app maps it onto each module's Options without checking again. Modules
 // never see this type (docs/ARCHITECTURE.md, rule 4). Everything is owned by value.
 //
-// Room for later issues: the top-level table `api` and [server] `dot`, `doh` are reserved for
-// issues 6-7 and rejected today.
+// Room for later issues: [server] `dot` and `doh` are reserved for encrypted DNS and rejected
+// today.
 #pragma once
 
 #include <chrono>
@@ -227,6 +227,16 @@ struct QueryLogConfig {
     friend bool operator==(const QueryLogConfig&, const QueryLogConfig&) = default;
 };
 
+/// [api]: the HTTP endpoint for /metrics and /health (docs/api.md). The REST API and the
+/// dashboard come with a password; until then the endpoint answers on loopback only.
+struct ApiConfig {
+    bool enabled = true;
+    /// Loopback addresses only, for now; port defaults to 8053.
+    std::vector<Endpoint> listen{Endpoint{IpAddress::v4_of(127, 0, 0, 1), 8053}};
+
+    friend bool operator==(const ApiConfig&, const ApiConfig&) = default;
+};
+
 enum class LogLevel : std::uint8_t { trace, debug, info, warn, error };
 
 /// [log]
@@ -251,6 +261,7 @@ struct Config {
     TcpConfig tcp;
     EdnsConfig edns;
     QueryLogConfig querylog;
+    ApiConfig api;
     LogConfig log;
 
     friend bool operator==(const Config&, const Config&) = default;

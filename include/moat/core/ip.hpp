@@ -36,6 +36,19 @@ struct IpAddress {
         }
         return v4_of(bytes[12], bytes[13], bytes[14], bytes[15]);
     }
+    /// 127.0.0.0/8 or ::1 (or 127/8 mapped into IPv6): only this machine can reach it.
+    [[nodiscard]] bool is_loopback() const noexcept {
+        const IpAddress a = unmapped();
+        if (!a.v6) {
+            return a.bytes[0] == 127;
+        }
+        for (std::size_t i = 0; i < 15; ++i) {
+            if (a.bytes[i] != 0) {
+                return false;
+            }
+        }
+        return a.bytes[15] == 1;
+    }
     /// Canonical text ("192.168.1.1", "fd00::1").
     [[nodiscard]] std::string to_text() const {
         std::array<char, INET6_ADDRSTRLEN> buf{};

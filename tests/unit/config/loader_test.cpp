@@ -120,7 +120,9 @@ const ErrorCase kCases[] = {
      "cache.sise", "did you mean \"size\"?"},
     {"[edns]\nzzz = true\n", "{\"edns\": {\n\"zzz\": true}}", Errc::unknown_key, 2, "edns.zzz",
      "(valid keys: strip_ecs)"},
-    {"api = {}\n", "{\"api\": {}}", Errc::unknown_key, 1, "api", "reserved"},
+    {"[api]\nlisten = [\"192.168.1.2:8053\"]\n",
+     "{\"api\": {\n\"listen\": [\"192.168.1.2:8053\"]}}", Errc::bad_value, 2, "api.listen[0]",
+     "is not a loopback address"},
     {"[[groups]]\nname = \"kids\"\n", "{\"groups\": [\n{\"name\": \"kids\"}]}", Errc::missing_key,
      1, "groups[0].clients", "is required", 2},
     {"[[groups]]\nname = \"default\"\nclients = [\"10.0.0.1\"]\n",
@@ -271,6 +273,8 @@ exclude_domains = ["Local.", "ntp.org"]
 exclude_clients = ["192.168.1.9", "fd00::/8"]
 flush_interval = "2s"
 queue_size = 512
+[api]
+listen = ["[::1]", "127.0.0.2:9000"]
 )",
                               Syntax::toml);
     ASSERT_TRUE(config) << to_string(config.error());
@@ -311,6 +315,9 @@ queue_size = 512
     EXPECT_EQ(config->querylog.exclude_clients[1].to_text(), "fd00::/8");
     EXPECT_EQ(config->querylog.flush_interval, std::chrono::seconds{2});
     EXPECT_EQ(config->querylog.queue_size, 512U);
+    ASSERT_EQ(config->api.listen.size(), 2U);
+    EXPECT_EQ(config->api.listen[0].to_text(), "[::1]:8053");
+    EXPECT_EQ(config->api.listen[1].to_text(), "127.0.0.2:9000");
 }
 
 TEST(Loader, ReadsGroupsWithSchedulesAndListsDownloads) {
