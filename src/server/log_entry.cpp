@@ -46,6 +46,24 @@ void fill_question(std::span<const std::uint8_t> query, querylog::Entry& entry) 
     entry.qtype = load_u16(query.data() + pos);
 }
 
+std::uint16_t question_type(std::span<const std::uint8_t> query) noexcept {
+    std::size_t pos = wire::kHeaderSize;
+    if (query.size() <= pos || load_u16(query.data() + 4) == 0) {
+        return 0;
+    }
+    while (pos < query.size()) {
+        const std::uint8_t len = query[pos];
+        if (len == 0) {
+            return pos + 3 <= query.size() ? load_u16(query.data() + pos + 1) : 0;
+        }
+        if (len > 63) {
+            return 0;
+        }
+        pos += 1U + len;
+    }
+    return 0;
+}
+
 void fill_decision(const engine::Decision& decision, std::span<const std::uint8_t> answer,
                    const filter::Snapshot& snapshot, querylog::Entry& entry) noexcept {
     entry.outcome = engine::to_text(decision.outcome);

@@ -18,6 +18,9 @@ namespace moat::server {
 /// short or malformed to have one leaves the name empty and the type 0.
 void fill_question(std::span<const std::uint8_t> query, querylog::Entry& entry) noexcept;
 
+/// The question's type, read without copying the name; 0 when there is none.
+[[nodiscard]] std::uint16_t question_type(std::span<const std::uint8_t> query) noexcept;
+
 /// Outcome, rcode, EDE and the rule behind a blocked or allowed answer.
 void fill_decision(const engine::Decision& decision, std::span<const std::uint8_t> answer,
                    const filter::Snapshot& snapshot, querylog::Entry& entry) noexcept;

@@ -14,11 +14,15 @@ namespace moat::server {
 QueryPath::QueryPath(std::shared_ptr<engine::Engine> engine, upstream::Forwarder& forwarder)
     : engine_(std::move(engine)), forwarder_(forwarder), out_(wire::kMaxMessageSize) {}
 
-QueryPath::Arrival QueryPath::Arrival::now() noexcept {
-    return {std::chrono::duration_cast<std::chrono::microseconds>(
-                std::chrono::system_clock::now().time_since_epoch())
-                .count(),
-            std::chrono::steady_clock::now()};
+QueryPath::Arrival QueryPath::Arrival::now(bool with_wall_time) noexcept {
+    Arrival a;
+    a.steady = std::chrono::steady_clock::now();
+    if (with_wall_time) {
+        a.time_us = std::chrono::duration_cast<std::chrono::microseconds>(
+                        std::chrono::system_clock::now().time_since_epoch())
+                        .count();
+    }
+    return a;
 }
 
 namespace {
@@ -30,67 +34,80 @@ std::uint32_t micros_since(std::chrono::steady_clock::time_point start) noexcept
     return static_cast<std::uint32_t>(std::clamp<std::int64_t>(us, 0, UINT32_MAX));
 }
 
-}  // namespace
-
-void QueryPath::record(const Arrival& arrival, std::span<const std::uint8_t> query,
-                       const engine::Client& client, const engine::Decision& d,
-                       std::span<const std::uint8_t> answer) {
-    querylog::Entry e;
-    e.time_us = arrival.time_us;
+/// A log entry with what is known when the query arrives.
+void begin_entry(querylog::Entry& e, std::int64_t time_us, std::span<const std::uint8_t> query,
+                 const engine::Client& client) noexcept {
+    e.time_us = time_us;
     e.client = client.address;
     e.transport = transport_text(client.transport);
     fill_question(query, e);
-    fill_decision(d, answer, *engine_->snapshots().current(), e);
-    e.latency_us = micros_since(arrival.steady);
-    log_->push(e);
+}
+
+}  // namespace
+
+void QueryPath::finished_now(const Arrival& arrival, std::span<const std::uint8_t> query,
+                             const engine::Client& client, const engine::Decision& d,
+                             std::span<const std::uint8_t> answer) {
+    if (log_ == nullptr) {
+        finished(arrival, question_type(query), client, d, answer, nullptr);
+        return;
+    }
+    querylog::Entry e;
+    begin_entry(e, arrival.time_us, query, client);
+    finished(arrival, e.qtype, client, d, answer, &e);
+}
+
+void QueryPath::finished(const Arrival& arrival, std::uint16_t qtype, const engine::Client& client,
+                         const engine::Decision& d, std::span<const std::uint8_t> answer,
+                         querylog::Entry* entry) {
+    const std::uint32_t latency = micros_since(arrival.steady);
+    metrics_.count(d.outcome, qtype, client.transport, answer.empty() ? nullptr : answer.data(),
+                   latency);
+    if (entry != nullptr && log_ != nullptr) {
+        fill_decision(d, answer, *engine_->snapshots().current(), *entry);
+        entry->latency_us = latency;
+        log_->push(*entry);
+    }
 }
 
 void QueryPath::forward(std::span<const std::uint8_t> query, const engine::Client& client,
                         ReplyFn reply, Arrival arrival) {
     auto pending = std::make_shared<engine::Pending>(std::move(pending_));
     pending_ = engine::Pending{};
-    ++in_flight_;
+    metrics_.in_flight.set(++in_flight_);
     std::vector<std::uint8_t> query_copy;
     if (spdlog::should_log(spdlog::level::debug)) {
         query_copy.assign(query.begin(), query.end());
     }
-    // The log entry's question is read now: the query's buffer is reused meanwhile.
+    // What is needed of the query later is read now: its buffer is reused meanwhile.
+    const std::uint16_t qtype = question_type(query);
     std::shared_ptr<querylog::Entry> entry;
     if (log_ != nullptr) {
         entry = std::make_shared<querylog::Entry>();
-        entry->time_us = arrival.time_us;
-        entry->client = client.address;
-        entry->transport = transport_text(client.transport);
-        fill_question(query, *entry);
+        begin_entry(*entry, arrival.time_us, query, client);
     }
-    forwarder_.forward(pending->upstream_query, pending->route,
-                       [this, pending, reply = std::move(reply), client, arrival, entry,
-                        query_copy = std::move(query_copy)](const upstream::Result& result) {
-                           --in_flight_;
-                           const engine::Decision done =
-                               result.ok ? engine_->complete(*pending, result.reply, out_)
-                                         : engine_->fail(*pending, out_);
-                           log_answer(client, query_copy, done);
-                           if (entry && log_ != nullptr) {
-                               // A forwarded name shows the allow rule that let it
-                               // through, when one did.
-                               engine::Decision logged = done;
-                               if (logged.verdict.action == filter::Action::none) {
-                                   logged.verdict = pending->verdict;
-                               }
-                               fill_decision(logged,
-                                             std::span<const std::uint8_t>(out_.data(), done.size),
-                                             *engine_->snapshots().current(), *entry);
-                               if (result.ok) {
-                                   entry->upstream.assign(result.server);
-                               }
-                               entry->latency_us = micros_since(arrival.steady);
-                               log_->push(*entry);
-                           }
-                           reply(done.action == engine::Action::respond
-                                     ? std::span<const std::uint8_t>(out_.data(), done.size)
-                                     : std::span<const std::uint8_t>{});
-                       });
+    forwarder_.forward(
+        pending->upstream_query, pending->route,
+        [this, pending, reply = std::move(reply), client, arrival, qtype, entry,
+         query_copy = std::move(query_copy)](const upstream::Result& result) {
+            metrics_.in_flight.set(--in_flight_);
+            engine::Decision done = result.ok ? engine_->complete(*pending, result.reply, out_)
+                                              : engine_->fail(*pending, out_);
+            log_answer(client, query_copy, done);
+            // A forwarded name shows the allow rule that let it through, when
+            // one did.
+            if (done.verdict.action == filter::Action::none) {
+                done.verdict = pending->verdict;
+            }
+            if (entry && result.ok) {
+                entry->upstream.assign(result.server);
+            }
+            const auto answer = done.action == engine::Action::respond
+                                    ? std::span<const std::uint8_t>(out_.data(), done.size)
+                                    : std::span<const std::uint8_t>{};
+            finished(arrival, qtype, client, done, answer, entry.get());
+            reply(answer);
+        });
 }
 
 void QueryPath::log_answer(const engine::Client& client, std::span<const std::uint8_t> query,

@@ -10,7 +10,10 @@ using upstream::from_asio;
 using upstream::to_asio;
 
 Server::Server(asio::io_context& io, ServerOptions options, QueryPath& path)
-    : io_(io), options_(std::move(options)), path_(path) {}
+    : io_(io),
+      options_(std::move(options)),
+      path_(path),
+      tcp_totals_(std::make_shared<TcpTotals>()) {}
 
 Server::~Server() = default;
 
@@ -24,7 +27,7 @@ tl::expected<void, std::string> Server::start() {
         }
         udp_.push_back(std::move(udp));
         auto tcp = std::make_unique<TcpListener>(io_, asio::ip::tcp::endpoint{address, l.port},
-                                                 path_, options_);
+                                                 path_, options_, tcp_totals_);
         if (auto started = tcp->start(); !started) {
             return started;
         }
@@ -57,6 +60,10 @@ bool Server::idle() const noexcept {
         }
     }
     return true;
+}
+
+const metrics::PeakGauge& Server::tcp_connections_gauge() const noexcept {
+    return tcp_totals_->gauge;
 }
 
 std::size_t Server::tcp_connections() const noexcept {

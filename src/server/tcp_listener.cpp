@@ -22,6 +22,7 @@ TcpConnection::TcpConnection(asio::ip::tcp::socket socket, QueryPath& path,
       options_(options),
       shared_(std::move(shared)) {
     ++shared_->connections;
+    shared_->totals->gauge.set(++shared_->totals->open);
     std::error_code ec;
     const auto peer = socket_.remote_endpoint(ec);
     client_ = {ec ? IpAddress{} : from_asio(peer.address()), ec ? std::uint16_t{0} : peer.port(),
@@ -31,6 +32,7 @@ TcpConnection::TcpConnection(asio::ip::tcp::socket socket, QueryPath& path,
 TcpConnection::~TcpConnection() {
     set_busy(false);
     --shared_->connections;
+    shared_->totals->gauge.set(--shared_->totals->open);
 }
 
 void TcpConnection::start() {
@@ -173,12 +175,14 @@ void TcpConnection::close() {
 }
 
 TcpListener::TcpListener(asio::io_context& io, asio::ip::tcp::endpoint endpoint, QueryPath& path,
-                         const ServerOptions& options)
+                         const ServerOptions& options, std::shared_ptr<TcpTotals> totals)
     : acceptor_(io),
       endpoint_(std::move(endpoint)),
       path_(path),
       options_(options),
-      shared_(std::make_shared<TcpShared>()) {}
+      shared_(std::make_shared<TcpShared>()) {
+    shared_->totals = std::move(totals);
+}
 
 tl::expected<void, std::string> TcpListener::start() {
     std::error_code ec;

@@ -13,13 +13,21 @@
 #include <tl/expected.hpp>
 #include <vector>
 
+#include "moat/metrics/instruments.hpp"
 #include "moat/server/query_path.hpp"
 #include "moat/server/server.hpp"
 
 namespace moat::server {
 
+/// Open connections over every listener, and the most there have been (for /metrics).
+struct TcpTotals {
+    std::size_t open = 0;
+    metrics::PeakGauge gauge;
+};
+
 /// Counters shared by a listener and its connections (which may outlive one another).
 struct TcpShared {
+    std::shared_ptr<TcpTotals> totals;
     std::size_t connections = 0;
     std::size_t busy = 0;  ///< connections with a query unanswered or an answer unwritten
     bool draining = false;
@@ -67,7 +75,7 @@ private:
 class TcpListener {
 public:
     TcpListener(asio::io_context& io, asio::ip::tcp::endpoint endpoint, QueryPath& path,
-                const ServerOptions& options);
+                const ServerOptions& options, std::shared_ptr<TcpTotals> totals);
     tl::expected<void, std::string> start();
     void stop_accepting();
     [[nodiscard]] const TcpShared& shared() const noexcept { return *shared_; }

@@ -14,6 +14,7 @@
 #include "moat/engine/client.hpp"
 #include "moat/engine/engine.hpp"
 #include "moat/querylog/entry_queue.hpp"
+#include "moat/server/query_metrics.hpp"
 #include "moat/upstream/forwarder.hpp"
 
 namespace moat::server {
@@ -38,16 +39,14 @@ public:
     template <typename MakeReply>
     Handled handle(std::span<const std::uint8_t> query, const engine::Client& client,
                    MakeReply&& make_reply) {
-        const Arrival arrival = log_ != nullptr ? Arrival::now() : Arrival{};
+        const Arrival arrival = Arrival::now(log_ != nullptr);
         const engine::Decision d = engine_->decide(query, client, out_, pending_);
         if (d.action != engine::Action::forward) {
             const auto answer = d.action == engine::Action::respond
                                     ? std::span<const std::uint8_t>(out_.data(), d.size)
                                     : std::span<const std::uint8_t>{};
             log_answer(client, query, d);
-            if (log_ != nullptr) {
-                record(arrival, query, client, d, answer);
-            }
+            finished_now(arrival, query, client, d, answer);
             return {answer, false};
         }
         forward(query, client, ReplyFn(std::forward<MakeReply>(make_reply)()), arrival);
@@ -57,6 +56,9 @@ public:
     /// Every answered or dropped query from now on is pushed to `queue` (null: none). The queue
     /// must outlive this path or be unset first.
     void set_log(querylog::EntryQueue* queue) noexcept { log_ = queue; }
+
+    /// What has been counted so far (read from any thread).
+    [[nodiscard]] const QueryMetrics& metrics() const noexcept { return metrics_; }
 
     /// The engine for queries from now on (a reload); queries in flight finish on the new one.
     void set_engine(std::shared_ptr<engine::Engine> engine) { engine_ = std::move(engine); }
@@ -68,17 +70,22 @@ private:
     /// When a query came in, for the log: the wall time it is shown with and the steady time
     /// its latency is measured from.
     struct Arrival {
-        std::int64_t time_us = 0;
+        std::int64_t time_us = 0;  ///< only when the query is logged
         std::chrono::steady_clock::time_point steady;
-        static Arrival now() noexcept;
+        static Arrival now(bool with_wall_time) noexcept;
     };
 
     void forward(std::span<const std::uint8_t> query, const engine::Client& client, ReplyFn reply,
                  Arrival arrival);
-    /// Pushes the log entry of an answer known at once.
-    void record(const Arrival& arrival, std::span<const std::uint8_t> query,
-                const engine::Client& client, const engine::Decision& d,
-                std::span<const std::uint8_t> answer);
+    /// A query answered (or dropped) at once: counted and logged.
+    void finished_now(const Arrival& arrival, std::span<const std::uint8_t> query,
+                      const engine::Client& client, const engine::Decision& d,
+                      std::span<const std::uint8_t> answer);
+    /// Counts a query that got its answer (or was dropped) and pushes `entry` (its question
+    /// already filled in; null when not logging) with the rest of what happened.
+    void finished(const Arrival& arrival, std::uint16_t qtype, const engine::Client& client,
+                  const engine::Decision& d, std::span<const std::uint8_t> answer,
+                  querylog::Entry* entry);
     void log_answer(const engine::Client& client, std::span<const std::uint8_t> query,
                     const engine::Decision& d) const;
 
@@ -88,6 +95,7 @@ private:
     engine::Pending pending_;        ///< decide()'s scratch; moved out only when forwarding
     std::size_t in_flight_ = 0;
     querylog::EntryQueue* log_ = nullptr;
+    QueryMetrics metrics_;
 };
 
 }  // namespace moat::server

@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "moat/core/ip.hpp"
+#include "moat/metrics/instruments.hpp"
 #include "moat/server/query_path.hpp"
 
 namespace moat::server {
@@ -30,6 +31,7 @@ struct ServerOptions {
 
 class UdpListener;
 class TcpListener;
+struct TcpTotals;
 
 class Server {
 public:
@@ -48,6 +50,8 @@ public:
     [[nodiscard]] bool idle() const noexcept;
     /// Open TCP connections now.
     [[nodiscard]] std::size_t tcp_connections() const noexcept;
+    /// Open TCP connections and the most there have been, for /metrics.
+    [[nodiscard]] const metrics::PeakGauge& tcp_connections_gauge() const noexcept;
 
 private:
     asio::io_context& io_;
@@ -55,6 +59,7 @@ private:
     QueryPath& path_;
     std::vector<std::unique_ptr<UdpListener>> udp_;
     std::vector<std::unique_ptr<TcpListener>> tcp_;
+    std::shared_ptr<TcpTotals> tcp_totals_;
 };
 
 }  // namespace moat::server
