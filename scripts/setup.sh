@@ -9,7 +9,7 @@
 #   test     extras of scripts/test.sh: clang-format, clang-tidy, shellcheck, the peers of the
 #            comparison tests (ldns, libknot) and of the integration tests (knotd, kdig, dig,
 #            dnspython, pytest, ip for network namespaces, openssl for a test CA, dnsperf,
-#            libfaketime for schedules)
+#            libfaketime for schedules, prometheus_client to parse /metrics)
 #   fuzz     clang-14 with libFuzzer and the sanitizer runtimes, llvm-symbolizer
 #   aarch64  cross g++ for arm64, qemu-user, arm64 GoogleTest (adds the arm64 architecture)
 #   bench    valgrind (cachegrind/callgrind for instruction counts)
@@ -21,7 +21,7 @@ declare -A GROUPS_PKGS=(
 libspdlog-dev libcli11-dev libtomlplusplus-dev libgtest-dev libgmock-dev libbenchmark-dev \
 libre2-dev libcurl4-openssl-dev libsqlite3-dev ca-certificates python3 git"
     [test]="libldns-dev libknot-dev knot knot-dnsutils dnsutils python3-dnspython python3-pytest \
-clang-format clang-tidy shellcheck iproute2 openssl dnsperf faketime"
+clang-format clang-tidy shellcheck iproute2 openssl dnsperf faketime python3-prometheus-client"
     [fuzz]="clang-14 libfuzzer-14-dev libclang-rt-14-dev llvm-14"
     [aarch64]="g++-aarch64-linux-gnu qemu-user libgtest-dev:arm64 libgmock-dev:arm64 \
 libre2-dev:arm64 libspdlog-dev:arm64 libfmt-dev:arm64 libcurl4-openssl-dev:arm64 \

@@ -12,17 +12,21 @@
 #include <sstream>
 #include <tl/expected.hpp>
 
+#include "api_routes.hpp"
 #include "control_socket.hpp"
 #include "embedded.hpp"
 #include "list_refresher.hpp"
 #include "lists.hpp"
 #include "logging.hpp"
+#include "metrics_page.hpp"
+#include "moat/api/http_server.hpp"
 #include "moat/cache/cache.hpp"
 #include "moat/core/clock.hpp"
 #include "moat/engine/engine.hpp"
 #include "moat/filter/snapshot_publisher.hpp"
 #include "moat/server/query_path.hpp"
 #include "moat/server/server.hpp"
+#include "moat/upstream/address.hpp"
 #include "moat/upstream/forwarder.hpp"
 #include "neighbour_table.hpp"
 #include "query_log.hpp"
@@ -108,6 +112,7 @@ public:
             }
         }
         refresher_.configure(config_);
+        start_api(config_.api);
         spdlog::info("dnsmoat {} ready", version());
         io_.run();
         spdlog::info("dnsmoat stopped");
@@ -128,6 +133,35 @@ private:
             neighbours_.start();
         }
         return o;
+    }
+
+    /// The HTTP endpoint (/metrics, /health); a failure to bind is reported, DNS goes on.
+    void start_api(const config::ApiConfig& c) {
+        if (api_) {
+            api_->stop();
+            api_.reset();
+        }
+        if (!c.enabled) {
+            return;
+        }
+        api::HttpServerOptions o;
+        for (const config::Endpoint& e : c.listen) {
+            o.listen.emplace_back(upstream::to_asio(e.address), e.port);
+        }
+        api_ = std::make_unique<api::HttpServer>(io_, o, [this](const http::Request& r) {
+            return api_route(r, [this] {
+                return metrics_text(
+                    {path_, server_, cache_.get(), query_log_.get(), *publisher_.current()});
+            });
+        });
+        if (auto started = api_->start(); !started) {
+            spdlog::warn("api: cannot listen on {}; /metrics is off", started.error());
+            api_.reset();
+            return;
+        }
+        for (const config::Endpoint& e : c.listen) {
+            spdlog::info("api: /metrics and /health on http://{}", e.to_text());
+        }
     }
 
     /// A request line from the control socket (control_socket.hpp): pause or resume blocking.
@@ -252,6 +286,9 @@ private:
         path_.set_engine(std::make_shared<engine::Engine>(
             engine_options_of(c), std::move(loaded.zone), publisher_, cache_));
         forwarder_.reconfigure(upstream_options(c));
+        if (c.api != config_.api) {
+            start_api(c.api);
+        }
         if (c.querylog != config_.querylog) {
             // The old writer stores what it has queued before the new one opens the file.
             path_.set_log(nullptr);
@@ -278,6 +315,9 @@ private:
         spdlog::info("shutting down: answering {} queries in flight", path_.in_flight());
         signals_.cancel();
         control_.close();
+        if (api_) {
+            api_->stop();
+        }
         refresher_.stop();
         neighbours_.stop();
         server_.stop_receiving();
@@ -322,6 +362,7 @@ private:
     ListRefresher refresher_;
     engine::Pauses pauses_;
     ControlSocket control_;
+    std::unique_ptr<api::HttpServer> api_;
     Worker compiles_;  // last: its thread stops before the members its jobs use
 };
 

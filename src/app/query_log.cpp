@@ -10,6 +10,8 @@ namespace {
 using std::chrono::steady_clock;
 
 constexpr auto kPoll = std::chrono::milliseconds(100);
+// After a visit that found the queue a quarter full, the next comes this soon (a burst).
+constexpr auto kBusyPoll = std::chrono::milliseconds(5);
 // A batch this large is written before its interval is up (a burst; about 100 bytes an entry).
 constexpr std::size_t kMaxPending = 20'000;
 constexpr auto kPruneEvery = std::chrono::minutes(1);
@@ -82,13 +84,14 @@ void QueryLog::run() {
     // The first prune runs at once: a retention shortened while stopped applies at start.
     auto last_prune = steady_clock::now() - kPruneEvery;
     auto last_tidy = steady_clock::now();
+    auto wait = kPoll;
     std::unique_lock lock(mutex_);
     while (!stopping_) {
-        wake_.wait_for(lock, kPoll, [this] { return stopping_; });
+        wake_.wait_for(lock, wait, [this] { return stopping_; });
         lock.unlock();
         const auto now = steady_clock::now();
-        // Taken off the queue every poll (it stays small), written once per interval.
-        writer_.collect();
+        // Taken off the queue every visit (it stays small), written once per interval.
+        wait = writer_.collect() >= queue_.capacity() / 4 ? kBusyPoll : kPoll;
         if (writer_.pending() >= kMaxPending || now - last_flush >= config_.flush_interval) {
             flush();
             last_flush = now;

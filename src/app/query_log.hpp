@@ -1,5 +1,6 @@
 // The daemon's query log: the queue the event loop pushes into, and the thread that empties it
-// every 100 ms into a compact pending batch, writes that batch to SQLite in one transaction every
+// every 100 ms (every 5 ms while queries come fast enough to fill a quarter of it) into a compact
+// pending batch, writes that batch to SQLite in one transaction every
 // [querylog] flush_interval (sooner past 20,000 entries), prunes the log to its retention and size
 // every minute, and tidies it every hour.
 //
@@ -33,6 +34,8 @@ public:
     QueryLog& operator=(QueryLog&&) = delete;
 
     [[nodiscard]] querylog::EntryQueue& queue() noexcept { return queue_; }
+    [[nodiscard]] const querylog::EntryQueue& queue() const noexcept { return queue_; }
+    [[nodiscard]] const querylog::LogWriter& writer() const noexcept { return writer_; }
     [[nodiscard]] const config::QueryLogConfig& config() const noexcept { return config_; }
 
 private:

@@ -41,8 +41,8 @@ LogWriter::Flushed LogWriter::write() {
         }
         pending_.clear();
     }
-    written_total_ += result.written;
-    lost_total_ += result.lost;
+    written_total_.fetch_add(result.written, std::memory_order_relaxed);
+    lost_total_.fetch_add(result.lost, std::memory_order_relaxed);
     return result;
 }
 

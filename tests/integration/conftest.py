@@ -712,6 +712,12 @@ class Daemon:
                 f"/tmp/moat-{uuid.uuid4().hex[:12]}.sock")
             # The query log goes into the test's directory, never the system's state directory.
             cfg.setdefault("querylog", {}).setdefault("path", str(self.dir / "querylog.db"))
+            # The HTTP endpoint on a port of its own (daemons of parallel tests never share one);
+            # kept across write_config() like the DNS port.
+            api = cfg.setdefault("api", {})
+            if "listen" not in api:
+                self.api_port = getattr(self, "api_port", 0) or free_port()
+                api["listen"] = [f"{LOOPBACK}:{self.api_port}"]
             if "listen" not in server:
                 self.port = self.port or free_port()
                 server["listen"] = [f"{LOOPBACK}:{self.port}"]

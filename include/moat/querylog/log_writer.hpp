@@ -6,6 +6,7 @@
 // free of threads and of the real clock, and tests drive it step by step).
 #pragma once
 
+#include <atomic>
 #include <cstddef>
 #include <cstdint>
 #include <string>
@@ -52,8 +53,13 @@ public:
     tl::expected<void, std::string> tidy() { return database_.tidy(); }
 
     [[nodiscard]] const LogOptions& options() const noexcept { return options_; }
-    [[nodiscard]] std::uint64_t written_total() const noexcept { return written_total_; }
-    [[nodiscard]] std::uint64_t lost_total() const noexcept { return lost_total_; }
+    /// Rows stored and entries lost since the start; any thread may read them.
+    [[nodiscard]] std::uint64_t written_total() const noexcept {
+        return written_total_.load(std::memory_order_relaxed);
+    }
+    [[nodiscard]] std::uint64_t lost_total() const noexcept {
+        return lost_total_.load(std::memory_order_relaxed);
+    }
 
 private:
     LogOptions options_;
@@ -62,8 +68,8 @@ private:
     std::vector<Entry> taken_;  ///< reused: what one collect() pops
     Batch pending_;
     std::size_t skipped_ = 0;  ///< since the last write
-    std::uint64_t written_total_ = 0;
-    std::uint64_t lost_total_ = 0;
+    std::atomic<std::uint64_t> written_total_{0};
+    std::atomic<std::uint64_t> lost_total_{0};
 };
 
 }  // namespace moat::querylog
