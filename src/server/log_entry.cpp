@@ -65,7 +65,7 @@ std::uint16_t question_type(std::span<const std::uint8_t> query) noexcept {
 }
 
 void fill_decision(const engine::Decision& decision, std::span<const std::uint8_t> answer,
-                   const filter::Snapshot& snapshot, querylog::Entry& entry) noexcept {
+                   const filter::Snapshot* snapshot, querylog::Entry& entry) noexcept {
     entry.outcome = engine::to_text(decision.outcome);
     entry.rcode =
         answer.size() >= wire::kHeaderSize ? static_cast<std::uint8_t>(answer[3] & 0x0F) : 0;
@@ -74,12 +74,13 @@ void fill_decision(const engine::Decision& decision, std::span<const std::uint8_
     entry.line = 0;
     entry.pattern.assign("");
     const filter::Verdict& v = decision.verdict;
-    if (v.action == filter::Action::none || v.list >= snapshot.lists().size()) {
+    if (v.action == filter::Action::none || snapshot == nullptr ||
+        v.list >= snapshot->lists().size()) {
         return;
     }
-    entry.list.assign(snapshot.lists()[v.list].spec.name);
+    entry.list.assign(snapshot->lists()[v.list].spec.name);
     entry.line = v.line;
-    entry.pattern.assign(snapshot.regex_pattern(v));
+    entry.pattern.assign(snapshot->regex_pattern(v));
 }
 
 }  // namespace moat::server

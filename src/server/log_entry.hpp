@@ -21,9 +21,10 @@ void fill_question(std::span<const std::uint8_t> query, querylog::Entry& entry) 
 /// The question's type, read without copying the name; 0 when there is none.
 [[nodiscard]] std::uint16_t question_type(std::span<const std::uint8_t> query) noexcept;
 
-/// Outcome, rcode, EDE and the rule behind a blocked or allowed answer.
+/// Outcome, rcode, EDE and the rule behind a blocked or allowed answer (named from `snapshot`,
+/// which may be null when the decision has no rule).
 void fill_decision(const engine::Decision& decision, std::span<const std::uint8_t> answer,
-                   const filter::Snapshot& snapshot, querylog::Entry& entry) noexcept;
+                   const filter::Snapshot* snapshot, querylog::Entry& entry) noexcept;
 
 [[nodiscard]] inline const char* transport_text(engine::Transport t) noexcept {
     return t == engine::Transport::tcp ? "tcp" : "udp";

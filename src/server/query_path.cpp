@@ -64,7 +64,12 @@ void QueryPath::finished(const Arrival& arrival, std::uint16_t qtype, const engi
     metrics_.count(d.outcome, qtype, client.transport, answer.empty() ? nullptr : answer.data(),
                    latency);
     if (entry != nullptr && log_ != nullptr) {
-        fill_decision(d, answer, *engine_->snapshots().current(), *entry);
+        // The snapshot (a shared lock and a reference count) only for a rule to name.
+        std::shared_ptr<const filter::Snapshot> snapshot;
+        if (d.verdict.action != filter::Action::none) {
+            snapshot = engine_->snapshots().current();
+        }
+        fill_decision(d, answer, snapshot.get(), *entry);
         entry->latency_us = latency;
         log_->push(*entry);
     }
