@@ -1,6 +1,8 @@
 #include "query_log.hpp"
 
 #include <spdlog/spdlog.h>
+#include <sys/resource.h>
+#include <unistd.h>
 
 #include <chrono>
 
@@ -17,6 +19,7 @@ constexpr std::size_t kMaxPending = 20'000;
 constexpr auto kPruneEvery = std::chrono::minutes(1);
 constexpr auto kTidyEvery = std::chrono::hours(1);
 constexpr auto kWarnEvery = std::chrono::minutes(1);
+constexpr int kWriterNice = 10;
 
 std::int64_t unix_now_us() {
     return std::chrono::duration_cast<std::chrono::microseconds>(
@@ -80,6 +83,9 @@ QueryLog::~QueryLog() {
 }
 
 void QueryLog::run() {
+    // The log is best effort: when the machine is busy, DNS gets the CPU first (a thread's nice
+    // value is its own on Linux). Failing to lower it changes nothing else.
+    (void)setpriority(PRIO_PROCESS, static_cast<id_t>(gettid()), kWriterNice);
     auto last_flush = steady_clock::now();
     // The first prune runs at once: a retention shortened while stopped applies at start.
     auto last_prune = steady_clock::now() - kPruneEvery;

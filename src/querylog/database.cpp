@@ -2,6 +2,8 @@
 
 #include <algorithm>
 #include <system_error>
+#include <utility>
+#include <vector>
 
 #include "dictionary.hpp"
 #include "schema.hpp"
@@ -64,7 +66,7 @@ public:
         const std::string_view upstream = batch.text(e, 1);
         const std::string_view list = batch.text(e, 2);
         const std::string_view pattern = batch.text(e, 3);
-        auto client = clients.id_of(e.client.to_text());
+        auto client = client_id(e.client);
         auto domain = domains.id_of(qname.empty() ? std::string_view(".") : qname);
         auto outcome = labels.id_of(e.outcome);
         auto transport = labels.id_of(e.transport);
@@ -110,12 +112,33 @@ public:
         return {};
     }
 
+    /// The client's id, from a short list of recent clients before its text is made (a home has
+    /// a few dozen devices; each row would otherwise format its address).
+    tl::expected<std::int64_t, std::string> client_id(const IpAddress& address) {
+        for (const auto& [known, id] : recent_clients) {
+            if (known == address) {
+                return id;
+            }
+        }
+        auto id = clients.id_of(address.to_text());
+        if (id) {
+            if (recent_clients.size() == kRecentClients) {
+                recent_clients.erase(recent_clients.begin());
+            }
+            recent_clients.emplace_back(address, *id);
+        }
+        return id;
+    }
+
     void forget() {
+        recent_clients.clear();
         domains.forget();
         clients.forget();
         labels.forget();
     }
 
+    static constexpr std::size_t kRecentClients = 64;
+    std::vector<std::pair<IpAddress, std::int64_t>> recent_clients;
     Statement insert_query;
     Dictionary domains;
     Dictionary clients;

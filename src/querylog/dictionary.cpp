@@ -15,8 +15,7 @@ tl::expected<Dictionary, std::string> Dictionary::prepare(Connection& db, std::s
 }
 
 tl::expected<std::int64_t, std::string> Dictionary::id_of(std::string_view text) {
-    const std::string key(text);
-    if (auto it = known_.find(key); it != known_.end()) {
+    if (auto it = known_.find(text); it != known_.end()) {
         return it->second;
     }
     std::int64_t id = 0;
@@ -41,7 +40,7 @@ tl::expected<std::int64_t, std::string> Dictionary::id_of(std::string_view text)
     if (known_.size() >= kMaxKnown) {
         known_.clear();
     }
-    known_.emplace(key, id);
+    known_.emplace(std::string(text), id);
     return id;
 }
 

@@ -5,6 +5,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <functional>
 #include <string>
 #include <string_view>
 #include <tl/expected.hpp>
@@ -27,13 +28,20 @@ public:
 
 private:
     static constexpr std::size_t kMaxKnown = 1U << 16U;
+    /// Hashes std::string and std::string_view alike, so a lookup needs no string made.
+    struct Hash {
+        using is_transparent = void;
+        std::size_t operator()(std::string_view s) const noexcept {
+            return std::hash<std::string_view>{}(s);
+        }
+    };
     Dictionary(Connection& db, Statement select, Statement insert)
         : db_(&db), select_(std::move(select)), insert_(std::move(insert)) {}
 
     Connection* db_;
     Statement select_;
     Statement insert_;
-    std::unordered_map<std::string, std::int64_t> known_;
+    std::unordered_map<std::string, std::int64_t, Hash, std::equal_to<>> known_;
 };
 
 }  // namespace moat::querylog
