@@ -1,5 +1,6 @@
 // dnsmoat: the command line. `run` serves DNS, `check-config` validates a file, `query` explains
 // the lists' verdict on a name, `lists` shows the lists' state, `log` searches the query log,
+// `stats` summarises it,
 // `pause` / `resume` steer a running daemon, `--version` prints the version.
 #include <malloc.h>
 
@@ -15,6 +16,7 @@
 #include "moat/lists/fetch_process.hpp"
 #include "pause_command.hpp"
 #include "query_command.hpp"
+#include "stats_command.hpp"
 
 namespace {
 
@@ -105,6 +107,18 @@ int run_main(int argc, char** argv) {
         ->type_name("FILE");
     log->add_flag("--json", log_query.json, "Print JSON");
 
+    moat::app::StatsQuery stats_query;
+    CLI::App* stats = app.add_subcommand(
+        "stats", "Summarise the query log: outcomes, history, top names, blocked names, clients");
+    stats->add_option("--since", stats_query.since, "The period, back from now (default 24h)")
+        ->type_name("DURATION");
+    stats->add_option("--interval", stats_query.interval, "One history line per (default 1h)")
+        ->type_name("DURATION");
+    stats->add_option("--top", stats_query.top, "Entries per ranking, 1..100 (default 10)");
+    stats->add_option("-c,--config", config_path, "Config file naming the log's database")
+        ->type_name("FILE");
+    stats->add_flag("--json", stats_query.json, "Print JSON");
+
     std::string pause_for;
     std::string pause_group;
     std::string control_path;
@@ -153,6 +167,9 @@ int run_main(int argc, char** argv) {
             log_query.before = log_before;
         }
         return moat::app::run_log(launch, log_query);
+    }
+    if (*stats) {
+        return moat::app::run_stats(launch, stats_query);
     }
     if (*pause || *resume) {
         return moat::app::run_pause(launch, control_path, *pause ? pause_for : "", pause_group);

@@ -185,3 +185,28 @@ def test_kill_9_during_heavy_logging_keeps_a_sound_log(upstream, moat, tmp_path)
     r = logged(d, 1, "after.log.test", "--match", "exact")
     assert r[0]["id"] > max(x["id"] for x in rows(d, "track", "--limit", "1000")[-1:])
     assert len(rows(d, "track", "--limit", "1000")) == 1000
+
+
+def test_stats_summarise_the_log(upstream, moat, tmp_path):
+    d = moat(config(upstream, tmp_path))
+    for _ in range(3):
+        d.query("ads.log.test")
+    d.query("www.log.test")
+    d.query("www.log.test")
+    logged(d, 6)  # the probe and these five are written
+    out = subprocess.run([str(moat_binary()), "stats", "--json", "--since", "1h", "--interval",
+                          "10m", "--top", "3", "--config", str(d.config_path)],
+                         capture_output=True, text=True, timeout=20)
+    assert out.returncode == 0, out.stderr
+    s = json.loads(out.stdout)
+    assert s["total"] == 6 and s["by_outcome"]["blocked"] == 3, s
+    assert s["by_outcome"]["forwarded"] == 1 and s["by_outcome"]["cached"] == 1, s
+    assert len(s["intervals"]) in (6, 7)  # the first starts on a round ten minutes
+    assert sum(sum(i["by_outcome"].values()) for i in s["intervals"]) == 6
+    assert s["top_blocked"] == [{"name": "ads.log.test", "count": 3}], s
+    assert s["top_domains"][0] == {"name": "ads.log.test", "count": 3}, s
+    assert s["top_clients"] == [{"name": "127.0.0.1", "count": 6}], s
+    text = subprocess.run([str(moat_binary()), "stats", "--config", str(d.config_path)],
+                          capture_output=True, text=True, timeout=20)
+    assert text.returncode == 0 and "Last 24h: 6 queries" in text.stdout, text.stdout
+    assert "Top blocked:\n  3  ads.log.test" in text.stdout, text.stdout

@@ -26,6 +26,7 @@
 #include "moat/querylog/batch.hpp"
 #include "moat/querylog/entry.hpp"
 #include "moat/querylog/search.hpp"
+#include "moat/querylog/summary.hpp"
 
 namespace moat::querylog {
 
@@ -65,6 +66,9 @@ public:
     tl::expected<void, std::string> tidy();
 
     tl::expected<Page, std::string> search(const Search& search);
+    /// Counts over a time range: by outcome, per interval, and the top names, blocked names and
+    /// clients (src/querylog/summary.cpp).
+    tl::expected<Summary, std::string> summary(const SummaryRequest& request);
 
     /// Rows in the log.
     tl::expected<std::uint64_t, std::string> row_count();

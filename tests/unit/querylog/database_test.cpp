@@ -8,6 +8,7 @@
 
 #include <algorithm>
 #include <fstream>
+#include <map>
 #include <random>
 #include <set>
 #include <string>
@@ -324,6 +325,52 @@ TEST_F(DatabaseTest, EveryPlanAgreesWithAPlainFilter) {
         ASSERT_EQ(got, expected) << "trial " << trial << ": client=" << s.client
                                  << " outcome=" << s.outcome << " domain=" << s.domain;
     }
+}
+
+TEST_F(DatabaseTest, SummaryCountsOutcomesIntervalsAndRankings) {
+    Database db = open_write();
+    constexpr std::int64_t kTen = 600'000'000;  // ten minutes
+    const IpAddress laptop = IpAddress::v4_of(192, 168, 1, 20);
+    const IpAddress phone = IpAddress::v4_of(192, 168, 1, 30);
+    const std::vector<Entry> batch{
+        entry(kT0 - 1, "before.test"),  // before the range
+        entry(kT0, "a.test", "forwarded", laptop),
+        entry(kT0 + 1, "a.test", "forwarded", laptop),
+        entry(kT0 + 2, "a.test", "forwarded", phone),
+        entry(kT0 + 3, "ads.test", "blocked", phone),
+        entry(kT0 + kTen, "ads.test", "blocked", phone),
+        entry(kT0 + kTen + 1, "ads.test", "blocked", laptop),
+        entry(kT0 + kTen + 2, "track.test", "blocked", phone),
+        entry(kT0 + kTen + 3, "a.test", "cached", phone),
+        entry(kT0 + 3 * kTen, "after.test"),  // after the range
+    };
+    ASSERT_TRUE(db.append(batch));
+    SummaryRequest request;
+    request.from_us = kT0;
+    request.to_us = kT0 + 3 * kTen;
+    request.interval_us = kTen;
+    request.top = 2;
+    auto s = db.summary(request);
+    ASSERT_TRUE(s) << s.error();
+    EXPECT_EQ(s->total, 8U);
+    EXPECT_EQ(s->by_outcome, (std::map<std::string, std::uint64_t>{
+                                 {"blocked", 4}, {"cached", 1}, {"forwarded", 3}}));
+    ASSERT_EQ(s->intervals.size(), 3U);
+    EXPECT_EQ(s->intervals[0].start_us, kT0);
+    EXPECT_EQ(s->intervals[0].by_outcome,
+              (std::map<std::string, std::uint64_t>{{"blocked", 1}, {"forwarded", 3}}));
+    EXPECT_EQ(s->intervals[1].by_outcome,
+              (std::map<std::string, std::uint64_t>{{"blocked", 3}, {"cached", 1}}));
+    EXPECT_TRUE(s->intervals[2].by_outcome.empty());
+    EXPECT_EQ(s->top_domains, (std::vector<Ranked>{{"a.test", 4}, {"ads.test", 3}}));
+    EXPECT_EQ(s->top_blocked, (std::vector<Ranked>{{"ads.test", 3}, {"track.test", 1}}));
+    EXPECT_EQ(s->top_clients, (std::vector<Ranked>{{"192.168.1.30", 5}, {"192.168.1.20", 3}}));
+
+    request.interval_us = 1'000'000;
+    request.to_us = kT0 + 20'000 * 1'000'000LL;
+    auto refused = db.summary(request);
+    ASSERT_FALSE(refused);
+    EXPECT_NE(refused.error().find("10,000 intervals"), std::string::npos);
 }
 
 TEST_F(DatabaseTest, PruneDeletesExpiredRowsInBatches) {
