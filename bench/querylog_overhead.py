@@ -14,7 +14,6 @@ import argparse
 import os
 import re
 import signal
-import socket
 import statistics
 import subprocess
 import sys
@@ -22,45 +21,12 @@ import tempfile
 import time
 from pathlib import Path
 
-
-def free_port() -> int:
-    with socket.socket(socket.AF_INET, socket.SOCK_DGRAM) as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
+import local_daemon
 
 
 def cpu_seconds(pid: int) -> float:
     fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
     return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
-
-
-def start(binary: str, work: Path, name: str, log: bool) -> tuple[subprocess.Popen, int]:
-    port = free_port()
-    cfg = work / f"{name}.toml"
-    cfg.write_text(f"""
-[server]
-listen = ["127.0.0.1:{port}"]
-control_socket = ""
-[upstream]
-servers = ["127.0.0.1:9"]
-[local]
-hosts_file = "{work / 'hosts'}"
-[querylog]
-enabled = {str(log).lower()}
-path = "{work / (name + '.db')}"
-[api]
-enabled = false
-""")
-    proc = subprocess.Popen([binary, "run", "--config", str(cfg)], stdout=subprocess.DEVNULL,
-                            stderr=open(work / f"{name}.stderr", "w"))
-    deadline = time.monotonic() + 10
-    while time.monotonic() < deadline:
-        out = subprocess.run(["dig", "+short", "+tries=1", "+time=1", "-p", str(port),
-                              "@127.0.0.1", "host0.example.lan"], capture_output=True, text=True)
-        if out.stdout.strip():
-            return proc, port
-        time.sleep(0.1)
-    raise RuntimeError(f"{name} did not start")
 
 
 def load(port: int, queries: Path, seconds: int) -> float:
@@ -79,19 +45,17 @@ def main() -> int:
     results: dict[str, list[tuple[float, float]]] = {"log on": [], "log off": []}
     with tempfile.TemporaryDirectory(prefix="moat-logcost-") as tmp:
         work = Path(tmp)
-        names = [f"host{i}.example.lan" for i in range(1000)]
-        (work / "hosts").write_text("".join(f"192.168.1.{i % 250 + 1} {n}\n"
-                                            for i, n in enumerate(names)))
-        (work / "queries").write_text("".join(f"{n} A\n" for n in names))
-        daemons = {"log on": start(args.binary, work, "on", True),
-                   "log off": start(args.binary, work, "off", False)}
+        queries = local_daemon.write_inputs(work)
+        daemons = {"log on": local_daemon.start(args.binary, work, "on",
+                                                f'path = "{work / "on.db"}"'),
+                   "log off": local_daemon.start(args.binary, work, "off", "enabled = false")}
         try:
             for rep in range(args.reps):
                 order = list(daemons) if rep % 2 == 0 else list(reversed(daemons))
                 for name in order:
                     proc, port = daemons[name]
                     cpu0 = cpu_seconds(proc.pid)
-                    qps = load(port, work / "queries", args.seconds)
+                    qps = load(port, queries, args.seconds)
                     cpu = cpu_seconds(proc.pid) - cpu0
                     results[name].append((qps, cpu / (qps * args.seconds) * 1e6))
         finally:

@@ -14,7 +14,6 @@ daemon's /proc/PID/io from just after one write of the log to just after the loa
 import argparse
 import os
 import signal
-import socket
 import sqlite3
 import subprocess
 import sys
@@ -22,11 +21,7 @@ import tempfile
 import time
 from pathlib import Path
 
-
-def free_port() -> int:
-    with socket.socket(socket.AF_INET, socket.SOCK_DGRAM) as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
+import local_daemon
 
 
 def io_of(pid: int) -> dict[str, int]:
@@ -73,39 +68,16 @@ def seconds_of(duration: str) -> float:
 
 def measure(binary: str, rate: int, seconds: int, flush: str, work: Path) -> dict:
     interval = seconds_of(flush)
-    port = free_port()
-    names = [f"host{i}.example.lan" for i in range(1000)]
-    (work / "hosts").write_text("".join(f"192.168.1.{i % 250 + 1} {n}\n"
-                                        for i, n in enumerate(names)))
-    (work / "queries").write_text("".join(f"{n} A\n" for n in names))
+    queries = local_daemon.write_inputs(work)
     db = work / f"log-{rate}-{flush}.db"
     wal = Path(str(db) + "-wal")
-    (work / "dnsmoat.toml").write_text(f"""
-[server]
-listen = ["127.0.0.1:{port}"]
-control_socket = ""
-[upstream]
-servers = ["127.0.0.1:9"]
-[local]
-hosts_file = "{work / 'hosts'}"
-[querylog]
-path = "{db}"
-flush_interval = "{flush}"
-""")
-    proc = subprocess.Popen([binary, "run", "--config", str(work / "dnsmoat.toml")],
-                            stdout=subprocess.DEVNULL, stderr=open(work / "stderr", "w"))
+    proc, port = local_daemon.start(binary, work, f"rate-{rate}",
+                                    f'path = "{db}"\nflush_interval = "{flush}"')
     try:
-        deadline = time.monotonic() + 10
-        while time.monotonic() < deadline:
-            out = subprocess.run(["dig", "+short", "+tries=1", "+time=1", "-p", str(port),
-                                  "@127.0.0.1", names[0]], capture_output=True, text=True)
-            if out.stdout.strip():
-                break
-            time.sleep(0.1)
         # The window runs from just after one write of the log to just after the last write of
         # the load, so it holds whole batches only. dnsperf runs in the background meanwhile.
         perf = subprocess.Popen(["dnsperf", "-s", "127.0.0.1", "-p", str(port), "-d",
-                                 str(work / "queries"), "-Q", str(rate), "-l", str(seconds),
+                                 str(queries), "-Q", str(rate), "-l", str(seconds),
                                  "-c", "1"], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
         wait_for_write(wal, timeout=interval + 10)
         before, rows_before, started = io_of(proc.pid), row_count(db), time.monotonic()

@@ -8,6 +8,8 @@
 #include <deque>
 #include <list>
 
+#include "moat/core/ascii.hpp"
+
 namespace moat::api {
 
 class Connection;
@@ -24,9 +26,7 @@ namespace {
 
 bool has_header(const http::Response& r, std::string_view name) {
     for (const auto& [n, v] : r.headers) {
-        if (n.size() == name.size() &&
-            std::equal(n.begin(), n.end(), name.begin(),
-                       [](char a, char b) { return std::tolower(a) == std::tolower(b); })) {
+        if (ascii_iequal(n, name)) {
             return true;
         }
     }

@@ -64,24 +64,11 @@ std::string_view trim(std::string_view s) noexcept {
     return s;
 }
 
-bool iequal(std::string_view a, std::string_view b) noexcept {
-    if (a.size() != b.size()) {
-        return false;
-    }
-    for (std::size_t i = 0; i < a.size(); ++i) {
-        if (ascii_lower(static_cast<std::uint8_t>(a[i])) !=
-            ascii_lower(static_cast<std::uint8_t>(b[i]))) {
-            return false;
-        }
-    }
-    return true;
-}
-
 /// True when the comma-separated `list` holds `token` (case-insensitive), as Connection does.
 bool list_has(std::string_view list, std::string_view token) noexcept {
     while (!list.empty()) {
         const std::size_t comma = list.find(',');
-        if (iequal(trim(list.substr(0, comma)), token)) {
+        if (ascii_iequal(trim(list.substr(0, comma)), token)) {
             return true;
         }
         if (comma == std::string_view::npos) {
@@ -144,7 +131,7 @@ bool parse_header(std::string_view line, Request& out) noexcept {
 std::optional<std::size_t> content_length(const Request& r) noexcept {
     std::optional<std::size_t> length;
     for (std::size_t i = 0; i < r.header_count; ++i) {
-        if (!iequal(r.headers[i].name, "content-length")) {
+        if (!ascii_iequal(r.headers[i].name, "content-length")) {
             continue;
         }
         const std::string_view v = r.headers[i].value;
@@ -174,7 +161,7 @@ int status_of(Errc e) noexcept {
 
 std::optional<std::string_view> Request::header(std::string_view name) const noexcept {
     for (std::size_t i = 0; i < header_count; ++i) {
-        if (iequal(headers[i].name, name)) {
+        if (ascii_iequal(headers[i].name, name)) {
             return headers[i].value;
         }
     }

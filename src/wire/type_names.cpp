@@ -17,19 +17,6 @@ constexpr std::array<std::pair<std::uint16_t, std::string_view>, 22> kNames{{
     {65, "HTTPS"}, {252, "AXFR"}, {255, "ANY"}, {257, "CAA"},
 }};
 
-bool iequal(std::string_view a, std::string_view b) {
-    if (a.size() != b.size()) {
-        return false;
-    }
-    for (std::size_t i = 0; i < a.size(); ++i) {
-        if (ascii_lower(static_cast<std::uint8_t>(a[i])) !=
-            ascii_lower(static_cast<std::uint8_t>(b[i]))) {
-            return false;
-        }
-    }
-    return true;
-}
-
 std::optional<std::uint16_t> number(std::string_view digits) {
     std::uint16_t value = 0;
     const auto [end, ec] = std::from_chars(digits.data(), digits.data() + digits.size(), value);
@@ -52,11 +39,11 @@ std::string type_name(std::uint16_t type) {
 
 std::optional<std::uint16_t> type_from_name(std::string_view text) {
     for (const auto& [value, name] : kNames) {
-        if (iequal(text, name)) {
+        if (ascii_iequal(text, name)) {
             return value;
         }
     }
-    if (text.size() > 4 && iequal(text.substr(0, 4), "TYPE")) {
+    if (text.size() > 4 && ascii_iequal(text.substr(0, 4), "TYPE")) {
         return number(text.substr(4));
     }
     return number(text);

@@ -4,6 +4,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <string_view>
 
 namespace moat {
 
@@ -20,6 +21,13 @@ namespace moat {
         }
     }
     return true;
+}
+
+/// True when the two texts are equal ignoring ASCII case (header names, type mnemonics).
+[[nodiscard]] inline bool ascii_iequal(std::string_view a, std::string_view b) noexcept {
+    return a.size() == b.size() &&
+           ascii_iequal(reinterpret_cast<const std::uint8_t*>(a.data()),
+                        reinterpret_cast<const std::uint8_t*>(b.data()), a.size());
 }
 
 }  // namespace moat

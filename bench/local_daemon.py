@@ -1,0 +1,56 @@
+"""dnsmoat on 127.0.0.1 answering 1,000 names from a hosts file, for the query log's benchmarks
+(bench/querylog_write_rate.py, bench/querylog_overhead.py): the query path is then the whole
+cost, and no upstream is needed."""
+
+import socket
+import subprocess
+import time
+from pathlib import Path
+
+NAMES = [f"host{i}.example.lan" for i in range(1000)]
+
+
+def free_port() -> int:
+    with socket.socket(socket.AF_INET, socket.SOCK_DGRAM) as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def write_inputs(work: Path) -> Path:
+    """The hosts file the daemons answer from, and dnsperf's query file (returned)."""
+    (work / "hosts").write_text("".join(f"192.168.1.{i % 250 + 1} {n}\n"
+                                        for i, n in enumerate(NAMES)))
+    queries = work / "queries"
+    queries.write_text("".join(f"{n} A\n" for n in NAMES))
+    return queries
+
+
+def start(binary: str, work: Path, name: str, querylog: str) -> tuple[subprocess.Popen, int]:
+    """Starts a daemon whose [querylog] table is `querylog` (TOML lines); returns it and its
+    port once it answers."""
+    port = free_port()
+    cfg = work / f"{name}.toml"
+    cfg.write_text(f"""
+[server]
+listen = ["127.0.0.1:{port}"]
+control_socket = ""
+[upstream]
+servers = ["127.0.0.1:9"]
+[local]
+hosts_file = "{work / 'hosts'}"
+[api]
+enabled = false
+[querylog]
+{querylog}
+""")
+    proc = subprocess.Popen([binary, "run", "--config", str(cfg)], stdout=subprocess.DEVNULL,
+                            stderr=open(work / f"{name}.stderr", "w"))
+    deadline = time.monotonic() + 10
+    while time.monotonic() < deadline:
+        out = subprocess.run(["dig", "+short", "+tries=1", "+time=1", "-p", str(port),
+                              "@127.0.0.1", NAMES[0]], capture_output=True, text=True)
+        if out.stdout.strip():
+            return proc, port
+        time.sleep(0.1)
+    proc.kill()
+    raise RuntimeError(f"dnsmoat {name} did not answer within 10 s; see {work / name}.stderr")
