@@ -53,6 +53,8 @@ void add_security_headers(http::Response& r) {
 
 class Connection : public std::enable_shared_from_this<Connection> {
 public:
+    static constexpr std::size_t kMaxQueuedResponses = 8;
+
     Connection(asio::ip::tcp::socket socket, std::shared_ptr<HttpServer::Shared> shared)
         : socket_(std::move(socket)), timer_(socket_.get_executor()), shared_(std::move(shared)) {
         ++shared_->connections;
@@ -104,9 +106,15 @@ private:
             });
     }
 
-    /// Answers every complete request in the buffer, then reads on (or closes).
+    /// Answers every complete request in the buffer, then reads on (or closes). With
+    /// kMaxQueuedResponses answers not yet written (a client that pipelines and does not read),
+    /// it stops until they drain, so a connection holds a bounded amount of memory.
     void serve() {
         while (!closed_) {
+            if (writes_.size() >= kMaxQueuedResponses) {
+                paused_ = true;
+                return;
+            }
             http::Request request;
             const http::Parsed parsed = http::parse_request(buffer_, request, shared_->limits);
             if (parsed.state == http::Parsed::State::incomplete) {
@@ -171,6 +179,10 @@ private:
                               if (!self->writes_.empty()) {
                                   self->write_next();
                               }
+                              if (self->paused_ && self->writes_.size() < kMaxQueuedResponses) {
+                                  self->paused_ = false;
+                                  self->serve();
+                              }
                           });
     }
 
@@ -182,6 +194,7 @@ private:
     std::deque<std::string> writes_;
     bool closing_ = false;
     bool closed_ = false;
+    bool paused_ = false;  ///< serve() waits for queued answers to be written
 };
 
 HttpServer::HttpServer(asio::io_context& io, HttpServerOptions options, Handler handler)

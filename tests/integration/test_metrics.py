@@ -139,6 +139,36 @@ def test_bad_http_is_answered_and_closed(upstream, moat, tmp_path):
     assert get(d, "/health")[0] == 200
 
 
+def rss_kib(d) -> int:
+    for line in open(f"/proc/{d.proc.pid}/status"):
+        if line.startswith("VmRSS:"):
+            return int(line.split()[1])
+    raise AssertionError("no VmRSS")
+
+
+def test_a_client_that_pipelines_and_never_reads_holds_little_memory(upstream, moat, tmp_path):
+    d = moat(config(upstream, tmp_path))
+    before = rss_kib(d)
+    # 20,000 pipelined requests for a ~6 KiB page (about 120 MiB of answers) on one connection
+    # that never reads: the server stops reading once a few answers wait to be written.
+    with socket.create_connection(("127.0.0.1", d.api_port), timeout=5) as s:
+        s.setblocking(False)
+        request = b"GET /metrics HTTP/1.1\r\n\r\n" * 1000
+        deadline = time.monotonic() + 3
+        sent = 0
+        while sent < 20 and time.monotonic() < deadline:
+            try:
+                s.sendall(request)
+                sent += 1
+            except BlockingIOError:
+                time.sleep(0.05)  # the server stopped reading: its receive buffer is full
+        time.sleep(0.5)
+        grown = rss_kib(d) - before
+        assert grown < 16 * 1024, f"VmRSS grew {grown} KiB"
+    assert get(d, "/health")[0] == 200
+    assert d.query("ads.m.test").answer
+
+
 def test_a_slow_client_does_not_hold_up_others(upstream, moat, tmp_path):
     d = moat(config(upstream, tmp_path))
     slow = [socket.create_connection(("127.0.0.1", d.api_port), timeout=5) for _ in range(5)]
