@@ -5,8 +5,15 @@
 
 namespace moat::querylog {
 
-LogWriter::LogWriter(LogOptions options, EntryQueue& queue, Database database)
-    : options_(std::move(options)), queue_(queue), database_(std::move(database)) {}
+LogWriter::LogWriter(LogOptions options, EntryQueue& queue, Database database, RollingStats* stats)
+    : options_(std::move(options)), queue_(queue), database_(std::move(database)), stats_(stats) {}
+
+void LogWriter::feed_stats(const Entry& stored) {
+    const bool hide_domain = options_.privacy == Privacy::hide_domains;
+    const bool hide_client = options_.privacy == Privacy::hide_clients;
+    stats_->add(stored.time_us, stored.outcome, hide_domain ? "" : stored.qname.view(),
+                hide_client ? std::string() : stored.client.to_text(), 1);
+}
 
 std::size_t LogWriter::collect() {
     std::size_t taken = 0;
@@ -21,8 +28,14 @@ std::size_t LogWriter::collect() {
         for (Entry& e : taken_) {
             if (apply_privacy(options_, e)) {
                 pending_.add(e);
+                if (stats_ != nullptr) {
+                    feed_stats(e);
+                }
             } else {
                 ++skipped_;
+                if (stats_ != nullptr && options_.privacy == Privacy::anonymous) {
+                    stats_->count(e);  // anonymous: nothing stored, but the counts go on
+                }
             }
         }
     }

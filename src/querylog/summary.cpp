@@ -101,3 +101,39 @@ tl::expected<Summary, std::string> Database::summary(const SummaryRequest& reque
 }
 
 }  // namespace moat::querylog
+
+namespace moat::querylog {
+
+tl::expected<std::uint64_t, std::string> Database::replay(
+    std::int64_t from_us, std::int64_t to_us, std::int64_t interval_us,
+    const std::function<void(const Aggregate&)>& sink) {
+    auto s = db_->prepare(
+        "SELECT (q.time / ?3) * ?3, o.text, d.name, c.address, count(*) FROM queries q"
+        " JOIN labels o ON o.id = q.outcome JOIN domains d ON d.id = q.domain"
+        " JOIN clients c ON c.id = q.client WHERE q.id >= ?1 AND q.id < ?2"
+        " GROUP BY 1, q.outcome, q.domain, q.client");
+    if (!s) {
+        return tl::unexpected(s.error());
+    }
+    s->bind(1, id_of_time(from_us))
+        .bind(2, id_of_time(to_us))
+        .bind(3, std::max<std::int64_t>(interval_us, 1));
+    std::uint64_t groups = 0;
+    Aggregate a;
+    int rc = 0;
+    while ((rc = s->step()) == SQLITE_ROW) {
+        a.interval_start_us = s->int64(0);
+        a.outcome = s->text(1);
+        a.domain = s->text(2);
+        a.client = s->text(3);
+        a.count = static_cast<std::uint64_t>(s->int64(4));
+        sink(a);
+        ++groups;
+    }
+    if (rc != SQLITE_DONE) {
+        return tl::unexpected(db_->error("replay"));
+    }
+    return groups;
+}
+
+}  // namespace moat::querylog

@@ -18,6 +18,7 @@
 
 #include <cstdint>
 #include <filesystem>
+#include <functional>
 #include <memory>
 #include <span>
 #include <string>
@@ -69,6 +70,21 @@ public:
     /// Counts over a time range: by outcome, per interval, and the top names, blocked names and
     /// clients (src/querylog/summary.cpp).
     tl::expected<Summary, std::string> summary(const SummaryRequest& request);
+
+    /// One group of rows of the same interval, outcome, name and client.
+    struct Aggregate {
+        std::int64_t interval_start_us = 0;
+        std::string outcome;
+        std::string domain;
+        std::string client;
+        std::uint64_t count = 0;
+    };
+    /// The rows of [from_us, to_us) grouped by interval (`interval_us` long, aligned to the
+    /// epoch), outcome, name and client, handed to `sink` one group at a time: what the
+    /// in-memory statistics are rebuilt from at start (rolling_stats.hpp). Returns the groups.
+    tl::expected<std::uint64_t, std::string> replay(
+        std::int64_t from_us, std::int64_t to_us, std::int64_t interval_us,
+        const std::function<void(const Aggregate&)>& sink);
 
     /// Rows in the log.
     tl::expected<std::uint64_t, std::string> row_count();

@@ -16,6 +16,7 @@
 #include "moat/querylog/database.hpp"
 #include "moat/querylog/entry_queue.hpp"
 #include "moat/querylog/options.hpp"
+#include "moat/querylog/rolling_stats.hpp"
 
 namespace moat::querylog {
 
@@ -24,7 +25,10 @@ public:
     /// Rows deleted per pruning transaction.
     static constexpr std::uint64_t kPruneBatch = 5000;
 
-    LogWriter(LogOptions options, EntryQueue& queue, Database database);
+    /// `stats`, when given, is fed every entry collect() takes, as the privacy level allows
+    /// (names and clients it hides are counted, not ranked); it must outlive the writer.
+    LogWriter(LogOptions options, EntryQueue& queue, Database database,
+              RollingStats* stats = nullptr);
 
     struct Flushed {
         std::size_t written = 0;  ///< rows stored
@@ -62,9 +66,12 @@ public:
     }
 
 private:
+    void feed_stats(const Entry& stored);
+
     LogOptions options_;
     EntryQueue& queue_;
     Database database_;
+    RollingStats* stats_;
     std::vector<Entry> taken_;  ///< reused: what one collect() pops
     Batch pending_;
     std::size_t skipped_ = 0;  ///< since the last write

@@ -1,0 +1,113 @@
+// What the dashboard's overview shows, kept in memory so it answers at once: queries, blocked and
+// cached per 10-minute bucket over the last 24 hours, and the most asked names, most blocked names
+// and busiest clients over the same day.
+//
+// The rankings are approximate but bounded: each bucket keeps at most kTopSlots names per ranking
+// with the space-saving algorithm (Metwally et al., 2005), so a flood of random names costs a
+// fixed amount of memory, and any name asked more often than 1/kTopSlots of a bucket's queries is
+// always counted, with an over-count of at most that share. Counts per bucket are exact.
+//
+// Fed from the log writer's thread (after the privacy level: a hidden name is never ranked) and
+// read by the API on the event loop, hence the mutex. Rebuilt at start from the log's last day
+// (Database::replay). Times are microseconds since the Unix epoch, passed in (no clock here).
+#pragma once
+
+#include <array>
+#include <cstdint>
+#include <mutex>
+#include <span>
+#include <string>
+#include <string_view>
+#include <unordered_map>
+#include <vector>
+
+#include "moat/querylog/entry.hpp"
+#include "moat/querylog/summary.hpp"
+
+namespace moat::querylog {
+
+/// The heaviest keys of one stream in bounded memory (space-saving).
+class TopCounter {
+public:
+    explicit TopCounter(std::size_t slots) : slots_(slots) {}
+    void add(std::string_view key, std::uint64_t weight);
+    /// Every key kept, with its (possibly over-estimated) count.
+    template <typename F>
+    void for_each(F&& f) const {
+        for (const auto& [key, count] : counts_) {
+            f(key, count);
+        }
+    }
+    [[nodiscard]] std::size_t size() const noexcept { return counts_.size(); }
+
+private:
+    std::size_t slots_;
+    std::unordered_map<std::string, std::uint64_t> counts_;
+};
+
+/// The outcome classes the overview counts.
+struct Counts {
+    std::uint64_t queries = 0;
+    std::uint64_t blocked = 0;
+    std::uint64_t cached = 0;     ///< cached and stale
+    std::uint64_t forwarded = 0;  ///< answered by an upstream
+    std::uint64_t local = 0;
+    std::uint64_t errors = 0;  ///< refused, formerr, notimp, servfail, dropped
+
+    void add(std::string_view outcome, std::uint64_t n) noexcept;
+    Counts& operator+=(const Counts& o) noexcept;
+};
+
+struct BucketCounts {
+    std::int64_t start_us = 0;
+    Counts counts;
+};
+
+class RollingStats {
+public:
+    static constexpr std::int64_t kBucketUs = 600'000'000;  // 10 minutes
+    static constexpr std::size_t kBuckets = 144;            // 24 hours
+    static constexpr std::size_t kTopSlots = 256;           // names per ranking per bucket
+
+    RollingStats();
+
+    /// One query as the log stored it (after the privacy level).
+    void add(const Entry& entry);
+    /// Only counted, never ranked (privacy "anonymous").
+    void count(const Entry& entry);
+    /// `n` queries of one kind at `time_us` (rebuilding from the log): domain and client may be
+    /// empty when not to be ranked.
+    void add(std::int64_t time_us, std::string_view outcome, std::string_view domain,
+             std::string_view client, std::uint64_t n);
+
+    /// The last 24 h as of `now_us`.
+    [[nodiscard]] Counts totals(std::int64_t now_us) const;
+    /// Every bucket of the last 24 h as of `now_us`, oldest first, empty ones included.
+    [[nodiscard]] std::vector<BucketCounts> history(std::int64_t now_us) const;
+    struct Top {
+        std::vector<Ranked> domains;
+        std::vector<Ranked> blocked;
+        std::vector<Ranked> clients;
+        std::size_t distinct_clients = 0;  ///< clients ranked in the day (at most the slots kept)
+    };
+    [[nodiscard]] Top top(std::int64_t now_us, std::size_t count) const;
+
+private:
+    struct Bucket {
+        std::int64_t index = -1;  ///< start / kBucketUs; -1: never used
+        Counts counts;
+        TopCounter domains{kTopSlots};
+        TopCounter blocked{kTopSlots};
+        TopCounter clients{kTopSlots};
+    };
+    /// The bucket for `time_us`, reset first if it held an older period; null when `time_us` is
+    /// older than the day the ring holds.
+    Bucket* bucket_for(std::int64_t time_us);
+    [[nodiscard]] bool live(const Bucket& b, std::int64_t now_us) const noexcept;
+
+    mutable std::mutex mutex_;
+    std::vector<Bucket> ring_;
+    std::int64_t newest_index_ = -1;
+};
+
+}  // namespace moat::querylog

@@ -1,0 +1,175 @@
+#include "moat/querylog/rolling_stats.hpp"
+
+#include <algorithm>
+
+namespace moat::querylog {
+
+void TopCounter::add(std::string_view key, std::uint64_t weight) {
+    if (auto it = counts_.find(std::string(key)); it != counts_.end()) {
+        it->second += weight;
+        return;
+    }
+    if (counts_.size() < slots_) {
+        counts_.emplace(key, weight);
+        return;
+    }
+    // Space-saving: the newcomer takes the smallest slot and inherits its count, so a heavy
+    // key arriving late is never under-counted.
+    auto smallest =
+        std::min_element(counts_.begin(), counts_.end(),
+                         [](const auto& a, const auto& b) { return a.second < b.second; });
+    const std::uint64_t inherited = smallest->second;
+    counts_.erase(smallest);
+    counts_.emplace(key, inherited + weight);
+}
+
+void Counts::add(std::string_view outcome, std::uint64_t n) noexcept {
+    queries += n;
+    if (outcome == "blocked") {
+        blocked += n;
+    } else if (outcome == "cached" || outcome == "stale") {
+        cached += n;
+    } else if (outcome == "forwarded") {
+        forwarded += n;
+    } else if (outcome == "local") {
+        local += n;
+    } else {
+        errors += n;
+    }
+}
+
+Counts& Counts::operator+=(const Counts& o) noexcept {
+    queries += o.queries;
+    blocked += o.blocked;
+    cached += o.cached;
+    forwarded += o.forwarded;
+    local += o.local;
+    errors += o.errors;
+    return *this;
+}
+
+RollingStats::RollingStats() : ring_(kBuckets) {}
+
+RollingStats::Bucket* RollingStats::bucket_for(std::int64_t time_us) {
+    if (time_us < 0) {
+        return nullptr;
+    }
+    const std::int64_t index = time_us / kBucketUs;
+    if (newest_index_ >= 0 && index <= newest_index_ - static_cast<std::int64_t>(kBuckets)) {
+        return nullptr;  // older than the day the ring holds
+    }
+    Bucket& b = ring_[static_cast<std::size_t>(index) % kBuckets];
+    if (b.index != index) {
+        b = Bucket{};
+        b.index = index;
+    }
+    newest_index_ = std::max(newest_index_, index);
+    return &b;
+}
+
+bool RollingStats::live(const Bucket& b, std::int64_t now_us) const noexcept {
+    const std::int64_t now_index = now_us / kBucketUs;
+    return b.index >= 0 && b.index <= now_index &&
+           b.index > now_index - static_cast<std::int64_t>(kBuckets);
+}
+
+void RollingStats::add(const Entry& entry) {
+    add(entry.time_us, entry.outcome, entry.qname.view(), entry.client.to_text(), 1);
+}
+
+void RollingStats::count(const Entry& entry) { add(entry.time_us, entry.outcome, {}, {}, 1); }
+
+void RollingStats::add(std::int64_t time_us, std::string_view outcome, std::string_view domain,
+                       std::string_view client, std::uint64_t n) {
+    const std::lock_guard lock(mutex_);
+    Bucket* b = bucket_for(time_us);
+    if (b == nullptr) {
+        return;
+    }
+    b->counts.add(outcome, n);
+    if (!domain.empty()) {
+        b->domains.add(domain, n);
+        if (outcome == "blocked") {
+            b->blocked.add(domain, n);
+        }
+    }
+    if (!client.empty()) {
+        b->clients.add(client, n);
+    }
+}
+
+Counts RollingStats::totals(std::int64_t now_us) const {
+    const std::lock_guard lock(mutex_);
+    Counts out;
+    for (const Bucket& b : ring_) {
+        if (live(b, now_us)) {
+            out += b.counts;
+        }
+    }
+    return out;
+}
+
+std::vector<BucketCounts> RollingStats::history(std::int64_t now_us) const {
+    const std::lock_guard lock(mutex_);
+    const std::int64_t now_index = now_us / kBucketUs;
+    std::vector<BucketCounts> out;
+    out.reserve(kBuckets);
+    for (std::int64_t index = now_index - static_cast<std::int64_t>(kBuckets) + 1;
+         index <= now_index; ++index) {
+        BucketCounts bc{index * kBucketUs, {}};
+        if (index >= 0) {
+            const Bucket& b = ring_[static_cast<std::size_t>(index) % kBuckets];
+            if (b.index == index) {
+                bc.counts = b.counts;
+            }
+        }
+        out.push_back(bc);
+    }
+    return out;
+}
+
+namespace {
+
+std::vector<Ranked> ranked(const std::unordered_map<std::string, std::uint64_t>& merged,
+                           std::size_t count) {
+    std::vector<Ranked> out;
+    out.reserve(merged.size());
+    for (const auto& [name, n] : merged) {
+        out.push_back({name, n});
+    }
+    const auto heavier = [](const Ranked& a, const Ranked& b) {
+        return a.count != b.count ? a.count > b.count : a.name < b.name;
+    };
+    const std::size_t keep = std::min(count, out.size());
+    std::partial_sort(out.begin(), out.begin() + static_cast<std::ptrdiff_t>(keep), out.end(),
+                      heavier);
+    out.resize(keep);
+    return out;
+}
+
+}  // namespace
+
+RollingStats::Top RollingStats::top(std::int64_t now_us, std::size_t count) const {
+    std::unordered_map<std::string, std::uint64_t> domains;
+    std::unordered_map<std::string, std::uint64_t> blocked;
+    std::unordered_map<std::string, std::uint64_t> clients;
+    {
+        const std::lock_guard lock(mutex_);
+        for (const Bucket& b : ring_) {
+            if (!live(b, now_us)) {
+                continue;
+            }
+            b.domains.for_each([&](const std::string& k, std::uint64_t n) { domains[k] += n; });
+            b.blocked.for_each([&](const std::string& k, std::uint64_t n) { blocked[k] += n; });
+            b.clients.for_each([&](const std::string& k, std::uint64_t n) { clients[k] += n; });
+        }
+    }
+    Top out;
+    out.distinct_clients = clients.size();
+    out.domains = ranked(domains, count);
+    out.blocked = ranked(blocked, count);
+    out.clients = ranked(clients, count);
+    return out;
+}
+
+}  // namespace moat::querylog
