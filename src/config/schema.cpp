@@ -181,22 +181,59 @@ void read_cache(TableReader& t, CacheConfig& out) {
     t.seconds("stale_max_age", out.stale_max_age, minutes{1}, kDay * 7);
 }
 
+/// A password or token hash: an Argon2id PHC string, checked for its shape here (the app's
+/// verifier reads its parameters).
+bool read_argon2_hash(TableReader& t, const Node& n, const std::string& path, std::string& out) {
+    if (!expect_kind(t.context(), n, path, Node::Kind::string)) {
+        return false;
+    }
+    if (!n.text.starts_with("$argon2id$") || n.text.size() > 512) {
+        t.context().error(Errc::bad_value, n.line, path,
+                          "is not an Argon2id hash (\"$argon2id$v=19$...\"); make one with "
+                          "`dnsmoat password`");
+        return false;
+    }
+    out = n.text;
+    return true;
+}
+
 void read_api(TableReader& t, ApiConfig& out) {
     t.boolean("enabled", out.enabled);
     std::vector<Endpoint> listen;
     if (t.array("listen", 1, [&](const Node& item, const std::string& path) {
-            auto ep = read_endpoint(t.context(), item, path, 8053);
-            if (ep && !ep->address.is_loopback()) {
-                t.context().error(Errc::bad_value, item.line, path,
-                                  "\"" + ep->to_text() +
-                                      "\" is not a loopback address; until the API has a "
-                                      "password it listens on 127.0.0.1 or ::1 only");
-            } else if (ep) {
+            if (auto ep = read_endpoint(t.context(), item, path, 8053)) {
                 listen.push_back(*ep);
             }
         })) {
         out.listen = std::move(listen);
     }
+    if (const Node* n = t.find("password_hash");
+        n != nullptr && !(n->kind == Node::Kind::string && n->text.empty())) {
+        read_argon2_hash(t, *n, t.path_of("password_hash"), out.password_hash);
+    }
+    t.array("token_hashes", 0, [&](const Node& n, const std::string& p) {
+        std::string hash;
+        if (read_argon2_hash(t, n, p, hash)) {
+            out.token_hashes.push_back(std::move(hash));
+        }
+    });
+}
+
+/// One rule of [rules]: list syntax is checked when the lists compile (a bad rule is reported
+/// there, like a bad list line); here only what would break a list file.
+void read_rules(TableReader& t, std::string_view key, std::vector<std::string>& out) {
+    t.array(key, 0, [&](const Node& n, const std::string& p) {
+        if (!expect_kind(t.context(), n, p, Node::Kind::string)) {
+            return;
+        }
+        if (n.text.empty() || n.text.size() > 1024 ||
+            n.text.find_first_of("\r\n") != std::string::npos) {
+            t.context().error(Errc::bad_value, n.line, p,
+                              "must be one rule: 1 to 1024 characters on one line");
+            return;
+        }
+        out.push_back(n.text);
+    });
 }
 
 void read_querylog(TableReader& t, QueryLogConfig& out) {
@@ -246,6 +283,10 @@ tl::expected<Config, ConfigErrors> to_config(const Node& root, std::string_view 
     read_lists(top, "blocklists", config.blocklists);
     read_lists(top, "allowlists", config.allowlists);
     section(top, "lists", [&](TableReader& t) { read_list_downloads(t, config.lists); });
+    section(top, "rules", [&](TableReader& t) {
+        read_rules(t, "allow", config.rules.allow);
+        read_rules(t, "deny", config.rules.deny);
+    });
     read_groups(top, config);
     section(top, "blocking", [&](TableReader& t) { read_blocking(t, config.blocking); });
     section(top, "local", [&](TableReader& t) { read_local(t, config.local); });

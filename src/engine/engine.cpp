@@ -201,6 +201,22 @@ Decision Engine::decide(std::span<const std::uint8_t> query, const Client& clien
     return count(answer_question(*view, *question, client, out, pending));
 }
 
+Explanation Engine::explain(const wire::Name& name, const Client& client) {
+    Explanation e;
+    const std::size_t group = groups_->group_of(client);
+    e.group = groups_->group(group).name;
+    e.snapshot = snapshots_.current();
+    const bool special = special_->classify(name.wire()) != SpecialAnswer::none;
+    if (is_under(name.wire(), localhost_name().wire()) || local_.find(name.wire()) != nullptr ||
+        special) {
+        e.local = true;  // the same order as answer_question(): local answers come first
+        return e;
+    }
+    e.paused = blocking_paused(group);
+    e.verdict = e.snapshot->match(name.view(), groups_->selection(group, e.snapshot));
+    return e;
+}
+
 Decision Engine::answer_question(const wire::MessageView& view, const wire::Question& q,
                                  const Client& client, std::span<std::uint8_t> out,
                                  Pending& pending) {

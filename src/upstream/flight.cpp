@@ -72,7 +72,7 @@ void Flight::arm_attempt_timer() {
         Stats::bump(self->stats_->timeouts);
         spdlog::debug("upstream: {} did not answer in time",
                       self->route_->servers()[self->current_server_].text);
-        self->route_->failed(
+        self->route_->timed_out(
             self->current_server_, Clock::now(),
             std::chrono::duration_cast<std::chrono::microseconds>(self->options_.timeout));
         self->next_attempt();
@@ -106,6 +106,7 @@ bool Flight::start_udp(std::size_t server) {
         return false;
     }
     Stats::bump(stats_->sent);
+    route_->sent(server);
     udp_.push_back(std::move(a));
     return true;
 }
@@ -181,6 +182,7 @@ void Flight::start_tcp(std::size_t server) {
     std::copy(q.begin(), q.end(), a.framed.begin() + 2);
     a.started = Clock::now();
     Stats::bump(stats_->sent);
+    route_->sent(server);
     auto self = shared_from_this();
     auto fail = [self, &a](const std::error_code& ec) {
         if (self->done_ || !a.open) {

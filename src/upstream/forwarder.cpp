@@ -85,3 +85,17 @@ void Forwarder::cancel_all() {
 void Forwarder::finished(const std::string& key) { flights_.erase(key); }
 
 }  // namespace moat::upstream
+
+namespace moat::upstream {
+
+std::vector<ServerReport> Forwarder::servers() const {
+    std::vector<ServerReport> out;
+    for (std::size_t route = 0; route < routes_.size(); ++route) {
+        for (const ServerState& s : routes_[route]->servers()) {
+            out.push_back({s.text, route, s.srtt, s.consecutive_failures, s.counts});
+        }
+    }
+    return out;
+}
+
+}  // namespace moat::upstream

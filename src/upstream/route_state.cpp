@@ -7,7 +7,7 @@ namespace moat::upstream {
 
 RouteState::RouteState(const Route& route, const RouteState* previous) {
     for (const ServerAddress& a : route.servers) {
-        ServerState s{a, endpoint_text(a.address, a.port), {}, 0, {}};
+        ServerState s{a, endpoint_text(a.address, a.port), {}, 0, {}, {}};
         if (previous != nullptr) {
             for (const ServerState& old : previous->servers_) {
                 if (old.address == a) {
@@ -47,6 +47,7 @@ void RouteState::succeeded(std::size_t server, std::chrono::microseconds rtt) no
     ServerState& s = servers_[server];
     s.srtt = s.srtt.count() == 0 ? rtt : (s.srtt * 7 + rtt) / 8;  // RFC 6298-style smoothing
     s.consecutive_failures = 0;
+    ++s.counts.answered;
 }
 
 void RouteState::failed(std::size_t server, std::chrono::steady_clock::time_point now,
@@ -55,6 +56,15 @@ void RouteState::failed(std::size_t server, std::chrono::steady_clock::time_poin
     ++s.consecutive_failures;
     s.last_failure = now;
     s.srtt = std::max(s.srtt, penalty);
+    ++s.counts.errors;
+}
+
+void RouteState::timed_out(std::size_t server, std::chrono::steady_clock::time_point now,
+                           std::chrono::microseconds penalty) noexcept {
+    failed(server, now, penalty);
+    ServerCounts& c = servers_[server].counts;
+    --c.errors;
+    ++c.timeouts;
 }
 
 }  // namespace moat::upstream

@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "moat/upstream/options.hpp"
+#include "moat/upstream/stats.hpp"
 #include "random_source.hpp"
 
 namespace moat::upstream {
@@ -18,6 +19,7 @@ struct ServerState {
     std::chrono::microseconds srtt{0};  ///< 0: not measured yet
     unsigned consecutive_failures = 0;
     std::chrono::steady_clock::time_point last_failure{};
+    ServerCounts counts;  ///< since the start; kept across reconfigurations
 };
 
 class RouteState {
@@ -28,9 +30,14 @@ public:
     /// Indexes into servers() in the order to try them for one query.
     std::vector<std::size_t> order(Strategy strategy, RandomSource& random,
                                    std::chrono::steady_clock::time_point now) const;
+    void sent(std::size_t server) noexcept { ++servers_[server].counts.sent; }
     void succeeded(std::size_t server, std::chrono::microseconds rtt) noexcept;
+    /// An attempt that failed (an error answer, a send or TCP failure); counted as an error.
     void failed(std::size_t server, std::chrono::steady_clock::time_point now,
                 std::chrono::microseconds penalty) noexcept;
+    /// An attempt that got no answer in time; counted as a timeout.
+    void timed_out(std::size_t server, std::chrono::steady_clock::time_point now,
+                   std::chrono::microseconds penalty) noexcept;
 
     [[nodiscard]] const std::vector<ServerState>& servers() const noexcept { return servers_; }
 

@@ -49,4 +49,11 @@ std::optional<std::uint16_t> type_from_name(std::string_view text) {
     return number(text);
 }
 
+std::string_view rcode_name(std::uint8_t rcode) noexcept {
+    static constexpr std::array<std::string_view, 16> kNames{
+        "NOERROR", "FORMERR", "SERVFAIL", "NXDOMAIN",  "NOTIMP",  "REFUSED", "YXDOMAIN", "YXRRSET",
+        "NXRRSET", "NOTAUTH", "NOTZONE",  "DSOTYPENI", "RCODE12", "RCODE13", "RCODE14",  "RCODE15"};
+    return kNames[rcode & 0x0FU];
+}
+
 }  // namespace moat::wire

@@ -153,6 +153,15 @@ struct CacheConfig {
 
 enum class Weekday : std::uint8_t { mon, tue, wed, thu, fri, sat, sun };
 
+/// [rules]: single rules added by hand or from the dashboard, in list syntax ("example.com",
+/// "||example.com^", "/regex/"), applied to every group after its lists.
+struct RulesConfig {
+    std::vector<std::string> allow;
+    std::vector<std::string> deny;
+
+    friend bool operator==(const RulesConfig&, const RulesConfig&) = default;
+};
+
 /// [[groups.schedule]]: `lists` of the group count only inside this window, local time.
 struct ScheduleWindow {
     std::vector<std::string> lists;  ///< names among the group's lists, at least one
@@ -227,12 +236,17 @@ struct QueryLogConfig {
     friend bool operator==(const QueryLogConfig&, const QueryLogConfig&) = default;
 };
 
-/// [api]: the HTTP endpoint for /metrics and /health (docs/api.md). The REST API and the
-/// dashboard come with a password; until then the endpoint answers on loopback only.
+/// [api]: the HTTP endpoint of the dashboard, the REST API, /metrics and /health (docs/api.md).
 struct ApiConfig {
     bool enabled = true;
-    /// Loopback addresses only, for now; port defaults to 8053.
+    /// Port defaults to 8053. An address other than loopback is used only when a password is
+    /// set; without one the app listens on 127.0.0.1 instead (and says so).
     std::vector<Endpoint> listen{Endpoint{IpAddress::v4_of(127, 0, 0, 1), 8053}};
+    /// The dashboard's password as an Argon2id PHC string ("$argon2id$v=19$..."), made by
+    /// `dnsmoat password`; empty: no login (loopback only).
+    std::string password_hash;
+    /// Argon2id hashes of the API tokens scripts send as "Authorization: Bearer TOKEN".
+    std::vector<std::string> token_hashes;
 
     friend bool operator==(const ApiConfig&, const ApiConfig&) = default;
 };
@@ -252,6 +266,7 @@ struct Config {
     std::vector<ListConfig> blocklists;
     std::vector<ListConfig> allowlists;
     ListsConfig lists;
+    RulesConfig rules;
     std::vector<GroupConfig>
         groups;  ///< in file order: a client belongs to the first that names it
     BlockingConfig blocking;

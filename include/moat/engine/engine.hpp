@@ -85,6 +85,15 @@ struct Decision {
     std::uint16_t ede = 0xFFFF;
 };
 
+/// What the engine would do with a question for a name, and why (the API's "explain").
+struct Explanation {
+    std::string group;        ///< the client's group
+    bool local = false;       ///< answered from local records or a special-use name
+    bool paused = false;      ///< blocking is paused for the group
+    filter::Verdict verdict;  ///< the list rule that decides (action none: no rule)
+    std::shared_ptr<const filter::Snapshot> snapshot;  ///< the verdict's lists
+};
+
 class Engine {
 public:
     /// `snapshots` must outlive the engine; `cache` may be null (caching off).
@@ -104,6 +113,9 @@ public:
                       std::span<std::uint8_t> out);
     /// Every upstream failed or timed out: serve-stale from the cache if allowed, else SERVFAIL.
     Decision fail(const Pending& pending, std::span<std::uint8_t> out);
+
+    /// The decision for `name` (lower case) from `client`, without answering or counting.
+    [[nodiscard]] Explanation explain(const wire::Name& name, const Client& client);
 
     [[nodiscard]] const Stats& stats() const noexcept { return stats_; }
     [[nodiscard]] const EngineOptions& options() const noexcept { return options_; }

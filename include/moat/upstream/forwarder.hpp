@@ -62,6 +62,8 @@ public:
 
     [[nodiscard]] std::size_t in_flight() const noexcept { return flights_.size(); }
     [[nodiscard]] const Stats& stats() const noexcept { return *stats_; }
+    /// Every server of every route with its RTT and counts, route by route in config order.
+    [[nodiscard]] std::vector<ServerReport> servers() const;
     [[nodiscard]] const Options& options() const noexcept { return options_; }
 
 private:

@@ -2,7 +2,10 @@
 #pragma once
 
 #include <atomic>
+#include <chrono>
+#include <cstddef>
 #include <cstdint>
+#include <string>
 
 namespace moat::upstream {
 
@@ -22,6 +25,23 @@ struct Stats {
     static void bump(std::atomic<std::uint64_t>& c) noexcept {
         c.fetch_add(1, std::memory_order_relaxed);
     }
+};
+
+/// One server's attempts. Plain counters: written and read on the event loop only.
+struct ServerCounts {
+    std::uint64_t sent = 0;      ///< queries sent to it (UDP and TCP)
+    std::uint64_t answered = 0;  ///< usable answers
+    std::uint64_t errors = 0;    ///< error answers, send and TCP failures
+    std::uint64_t timeouts = 0;  ///< attempts it did not answer in time
+};
+
+/// What the forwarder knows of one server of one route, for /metrics and the API.
+struct ServerReport {
+    std::string address;    ///< "ADDR:PORT"
+    std::size_t route = 0;  ///< 0: [upstream] servers; then conditional forwards, group upstreams
+    std::chrono::microseconds srtt{0};  ///< smoothed round-trip time; 0: not measured yet
+    unsigned consecutive_failures = 0;
+    ServerCounts counts;
 };
 
 }  // namespace moat::upstream

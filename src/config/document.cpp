@@ -1,0 +1,260 @@
+// Node tree → ordered JSON, and a TOML writer of our own: toml++ would sort the keys, and a file
+// whose sections move about on every dashboard click is hard to read by hand.
+#include "moat/config/document.hpp"
+
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cmath>
+#include <cstdio>
+#include <system_error>
+#include <sstream>
+
+#include "readers.hpp"
+
+namespace moat::config {
+namespace {
+
+Document to_document(const detail::Node& n) {
+    using Kind = detail::Node::Kind;
+    switch (n.kind) {
+        case Kind::null: return nullptr;
+        case Kind::boolean: return n.boolean;
+        case Kind::integer: return n.integer;
+        case Kind::floating: return n.floating;
+        case Kind::string:
+        case Kind::other: return n.text;
+        case Kind::array: {
+            Document out = Document::array();
+            for (const detail::Node& item : n.items) {
+                out.push_back(to_document(item));
+            }
+            return out;
+        }
+        case Kind::table: {
+            Document out = Document::object();
+            for (const detail::Field& f : n.fields) {
+                out[f.key] = to_document(f.value);
+            }
+            return out;
+        }
+    }
+    return nullptr;
+}
+
+bool bare_key(std::string_view key) {
+    if (key.empty()) {
+        return false;
+    }
+    for (const char c : key) {
+        const bool ok = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') ||
+                        (c >= '0' && c <= '9') || c == '_' || c == '-';
+        if (!ok) {
+            return false;
+        }
+    }
+    return true;
+}
+
+void put_string(std::ostream& out, std::string_view s) {
+    out << '"';
+    for (const char c : s) {
+        switch (c) {
+            case '"': out << "\\\""; break;
+            case '\\': out << "\\\\"; break;
+            case '\n': out << "\\n"; break;
+            case '\t': out << "\\t"; break;
+            case '\r': out << "\\r"; break;
+            default:
+                if (static_cast<unsigned char>(c) < 0x20 || c == 0x7F) {
+                    std::array<char, 8> esc{};
+                    std::snprintf(esc.data(), esc.size(), "\\u%04X", static_cast<unsigned char>(c));
+                    out << esc.data();
+                } else {
+                    out << c;
+                }
+        }
+    }
+    out << '"';
+}
+
+void put_key(std::ostream& out, std::string_view key) {
+    if (bare_key(key)) {
+        out << key;
+    } else {
+        put_string(out, key);
+    }
+}
+
+std::string path_of(const std::string& prefix, const std::string& key) {
+    std::ostringstream k;
+    put_key(k, key);
+    return prefix.empty() ? k.str() : prefix + "." + k.str();
+}
+
+void put_value(std::ostream& out, const Document& v) {
+    if (v.is_string()) {
+        put_string(out, v.get_ref<const std::string&>());
+    } else if (v.is_boolean()) {
+        out << (v.get<bool>() ? "true" : "false");
+    } else if (v.is_number_integer()) {
+        out << v.dump();
+    } else if (v.is_number_float()) {
+        const double d = v.get<double>();
+        std::string text = v.dump();
+        if (std::isfinite(d) && text.find_first_of(".eE") == std::string::npos) {
+            text += ".0";  // TOML tells floats from integers by the point
+        }
+        out << text;
+    } else if (v.is_array()) {
+        out << '[';
+        bool first = true;
+        for (const Document& item : v) {
+            if (item.is_null()) {
+                continue;
+            }
+            out << (first ? "" : ", ");
+            first = false;
+            put_value(out, item);
+        }
+        out << ']';
+    } else if (v.is_object()) {
+        out << '{';
+        bool first = true;
+        for (const auto& [key, item] : v.items()) {
+            if (item.is_null()) {
+                continue;
+            }
+            out << (first ? " " : ", ");
+            first = false;
+            put_key(out, key);
+            out << " = ";
+            put_value(out, item);
+        }
+        out << (first ? "}" : " }");
+    }
+}
+
+bool is_table_array(const Document& v) {
+    if (!v.is_array() || v.empty()) {
+        return false;
+    }
+    for (const Document& item : v) {
+        if (!item.is_object()) {
+            return false;
+        }
+    }
+    return true;
+}
+
+void put_table(std::ostream& out, const Document& table, const std::string& prefix) {
+    for (const auto& [key, v] : table.items()) {
+        if (v.is_null() || v.is_object() || is_table_array(v)) {
+            continue;
+        }
+        put_key(out, key);
+        out << " = ";
+        put_value(out, v);
+        out << '\n';
+    }
+    for (const auto& [key, v] : table.items()) {
+        if (v.is_object()) {
+            out << "\n[" << path_of(prefix, key) << "]\n";
+            put_table(out, v, path_of(prefix, key));
+        } else if (is_table_array(v)) {
+            for (const Document& item : v) {
+                out << "\n[[" << path_of(prefix, key) << "]]\n";
+                put_table(out, item, path_of(prefix, key));
+            }
+        }
+    }
+}
+
+std::string errno_text(const std::string& what, const std::filesystem::path& path) {
+    return what + " " + path.string() + ": " + std::generic_category().message(errno);
+}
+
+}  // namespace
+
+tl::expected<Document, ConfigErrors> read_document(std::string_view text, Syntax syntax,
+                                                   std::string_view file_name) {
+    auto root = syntax == Syntax::toml ? detail::read_toml(text, file_name)
+                                       : detail::read_json(text, file_name);
+    if (!root) {
+        return tl::unexpected(std::move(root.error()));
+    }
+    return to_document(*root);
+}
+
+std::string render_document(const Document& document, Syntax syntax) {
+    if (syntax == Syntax::json) {
+        return document.dump(2) + "\n";
+    }
+    std::ostringstream out;
+    put_table(out, document, "");
+    std::string text = out.str();
+    if (!text.empty() && text.front() == '\n') {
+        text.erase(0, 1);
+    }
+    return text;
+}
+
+tl::expected<void, std::string> write_file_atomically(const std::filesystem::path& path,
+                                                      std::string_view text, bool keep_backup) {
+    const std::filesystem::path dir = path.has_parent_path() ? path.parent_path() : ".";
+    const std::filesystem::path temp = path.string() + ".tmp";
+    mode_t mode = 0640;
+    struct stat old {};
+    const bool existed = ::stat(path.c_str(), &old) == 0;
+    if (existed) {
+        mode = old.st_mode & 07777;
+    }
+    const int fd = ::open(temp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, mode);
+    if (fd < 0) {
+        return tl::unexpected(errno_text("cannot create", temp));
+    }
+    std::size_t done = 0;
+    while (done < text.size()) {
+        const ssize_t n = ::write(fd, text.data() + done, text.size() - done);
+        if (n < 0 && errno == EINTR) {
+            continue;
+        }
+        if (n <= 0) {
+            const std::string error = errno_text("cannot write", temp);
+            ::close(fd);
+            ::unlink(temp.c_str());
+            return tl::unexpected(error);
+        }
+        done += static_cast<std::size_t>(n);
+    }
+    if (::fchmod(fd, mode) != 0 || ::fsync(fd) != 0) {
+        const std::string error = errno_text("cannot sync", temp);
+        ::close(fd);
+        ::unlink(temp.c_str());
+        return tl::unexpected(error);
+    }
+    ::close(fd);
+    if (existed && keep_backup) {
+        const std::filesystem::path backup = path.string() + ".bak";
+        ::unlink(backup.c_str());
+        if (::link(path.c_str(), backup.c_str()) != 0) {
+            const std::string error = errno_text("cannot keep the old file as", backup);
+            ::unlink(temp.c_str());
+            return tl::unexpected(error);
+        }
+    }
+    if (::rename(temp.c_str(), path.c_str()) != 0) {
+        const std::string error = errno_text("cannot replace", path);
+        ::unlink(temp.c_str());
+        return tl::unexpected(error);
+    }
+    if (const int dfd = ::open(dir.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC); dfd >= 0) {
+        ::fsync(dfd);  // the rename itself survives a power cut
+        ::close(dfd);
+    }
+    return {};
+}
+
+}  // namespace moat::config
