@@ -56,6 +56,14 @@ if(NOT TARGET moat::re2)
     target_link_libraries(moat::re2 INTERFACE PkgConfig::MOAT_RE2)
 endif()
 
+# Argon2id (libargon2-dev; libargon2-dev:arm64 for the aarch64 preset): the API's password and
+# token hashes.
+pkg_check_modules(MOAT_ARGON2 REQUIRED IMPORTED_TARGET libargon2)
+if(NOT TARGET moat::argon2)
+    add_library(moat::argon2 INTERFACE IMPORTED)
+    target_link_libraries(moat::argon2 INTERFACE PkgConfig::MOAT_ARGON2)
+endif()
+
 # config module: nlohmann/json (nlohmann-json3-dev, header-only, architecture-independent
 # CMake package) and toml++ (libtomlplusplus-dev). Debian's toml++ CMake package points at a
 # compiled, architecture-specific libtomlplusplus.so; we use the header in its default

@@ -9,7 +9,9 @@
 #   test     extras of scripts/test.sh: clang-format, clang-tidy, shellcheck, the peers of the
 #            comparison tests (ldns, libknot) and of the integration tests (knotd, kdig, dig,
 #            dnspython, pytest, ip for network namespaces, openssl for a test CA, dnsperf,
-#            libfaketime for schedules, prometheus_client to parse /metrics)
+#            libfaketime for schedules, prometheus_client to parse /metrics), and the browser
+#            test's Chromium with its npm packages (playwright-core, `npm ci` in tests/browser;
+#            Node.js and npm from Debian when the machine has none)
 #   fuzz     clang-14 with libFuzzer and the sanitizer runtimes, llvm-symbolizer
 #   aarch64  cross g++ for arm64, qemu-user, arm64 GoogleTest (adds the arm64 architecture)
 #   bench    valgrind (cachegrind/callgrind for instruction counts)
@@ -19,13 +21,14 @@ set -euo pipefail
 declare -A GROUPS_PKGS=(
     [build]="cmake ninja-build g++ pkg-config libexpected-dev libasio-dev nlohmann-json3-dev \
 libspdlog-dev libcli11-dev libtomlplusplus-dev libgtest-dev libgmock-dev libbenchmark-dev \
-libre2-dev libcurl4-openssl-dev libsqlite3-dev ca-certificates python3 git"
+libre2-dev libcurl4-openssl-dev libsqlite3-dev libargon2-dev ca-certificates python3 git"
     [test]="libldns-dev libknot-dev knot knot-dnsutils dnsutils python3-dnspython python3-pytest \
-clang-format clang-tidy shellcheck iproute2 openssl dnsperf faketime python3-prometheus-client"
+clang-format clang-tidy shellcheck iproute2 openssl dnsperf faketime python3-prometheus-client \
+chromium python3-yaml"
     [fuzz]="clang-14 libfuzzer-14-dev libclang-rt-14-dev llvm-14"
     [aarch64]="g++-aarch64-linux-gnu qemu-user libgtest-dev:arm64 libgmock-dev:arm64 \
 libre2-dev:arm64 libspdlog-dev:arm64 libfmt-dev:arm64 libcurl4-openssl-dev:arm64 \
-libsqlite3-dev:arm64"
+libsqlite3-dev:arm64 libargon2-dev:arm64"
     [bench]="valgrind"
 )
 ALL_GROUPS=(build test fuzz aarch64 bench)
@@ -84,13 +87,31 @@ if ((need_arm64)) && ! dpkg --print-foreign-architectures | grep -qx arm64; then
     "${SUDO[@]}" dpkg --add-architecture arm64
 fi
 
-if ((${#missing[@]} == 0)); then
-    echo "setup.sh: all packages present (groups: ${groups[*]})"
-    exit 0
+# Node.js and npm for the browser test: a machine that has them (from any source) keeps them;
+# Debian's are installed only where there are none (they would conflict with NodeSource's).
+wants_test=0
+for g in "${groups[@]}"; do [[ "$g" == test ]] && wants_test=1; done
+if ((wants_test)) && ! command -v npm >/dev/null; then
+    missing+=(nodejs npm)
 fi
 
-echo "setup.sh: installing ${missing[*]}"
-"${SUDO[@]}" apt-get update -qq
-"${SUDO[@]}" env DEBIAN_FRONTEND=noninteractive \
-    apt-get install -y -qq --no-install-recommends "${missing[@]}"
-echo "setup.sh: done (groups: ${groups[*]})"
+if ((${#missing[@]} == 0)); then
+    echo "setup.sh: all packages present (groups: ${groups[*]})"
+else
+    echo "setup.sh: installing ${missing[*]}"
+    "${SUDO[@]}" apt-get update -qq
+    "${SUDO[@]}" env DEBIAN_FRONTEND=noninteractive \
+        apt-get install -y -qq --no-install-recommends "${missing[@]}"
+    echo "setup.sh: done (groups: ${groups[*]})"
+fi
+
+# The browser test's npm packages, exactly as tests/browser/package-lock.json pins them (only
+# playwright-core, which downloads no browser: it drives /usr/bin/chromium).
+if ((wants_test)); then
+    browser_dir="$(dirname "$0")/../tests/browser"
+    stamp="$browser_dir/node_modules/.package-lock.json"
+    if [[ ! -f "$stamp" || "$browser_dir/package-lock.json" -nt "$stamp" ]]; then
+        echo "setup.sh: npm ci in tests/browser"
+        (cd "$browser_dir" && npm ci --no-audit --no-fund --loglevel=error)
+    fi
+fi

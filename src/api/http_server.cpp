@@ -66,6 +66,8 @@ public:
     Connection& operator=(Connection&&) = delete;
 
     void start() {
+        std::error_code ec;
+        peer_.address = socket_.remote_endpoint(ec).address();
         arm_timer();
         read();
     }
@@ -127,26 +129,38 @@ private:
                 r.header("Content-Type", "text/plain; charset=utf-8");
                 r.body = std::string(http::reason_of(r.status)) + "\n";
                 r.close = true;
-                send(std::move(r), false);
+                fill(reserve(), std::move(r), false, false);
                 return;
             }
             arm_timer();
-            http::Response r = handle(request);
-            r.close = r.close || !request.keep_alive;
             const bool head = request.method == "HEAD";
+            const bool keep_alive = request.keep_alive;
+            const std::uint64_t slot = reserve();
+            std::optional<http::Response> r = handle(request, slot, head, keep_alive);
             buffer_.erase(0, parsed.consumed);
-            const bool closing = r.close;
-            send(std::move(r), head);
-            if (closing) {
-                return;
+            if (r) {
+                const bool closing = r->close || !keep_alive;
+                fill(slot, std::move(*r), head, keep_alive);
+                if (closing) {
+                    return;
+                }
+            } else if (!keep_alive) {
+                return;  // the deferred answer is the last one
             }
         }
     }
 
-    /// The handler's response; a handler that throws gets 500 and the connection goes on.
-    http::Response handle(const http::Request& request) {
+    /// The handler's response, or none when it deferred it; a handler that throws gets 500 and
+    /// the connection goes on.
+    std::optional<http::Response> handle(const http::Request& request, std::uint64_t slot,
+                                         bool head, bool keep_alive) {
         try {
-            return shared_->handler(request);
+            Responder later = [weak = weak_from_this(), slot, head, keep_alive](http::Response r) {
+                if (auto self = weak.lock()) {
+                    self->fill(slot, std::move(r), head, keep_alive);
+                }
+            };
+            return shared_->handler(request, peer_, later);
         } catch (const std::exception&) {
             http::Response r;
             r.status = 500;
@@ -156,29 +170,47 @@ private:
         }
     }
 
-    void send(http::Response r, bool head_only) {
-        add_security_headers(r);
-        const bool closing = r.close;
-        writes_.push_back(http::serialize(r, head_only));
-        if (closing) {
-            closing_ = true;
+    /// A place in the answer order for the next request.
+    std::uint64_t reserve() {
+        writes_.push_back(Pending{next_slot_, {}, false});
+        return next_slot_++;
+    }
+
+    /// The answer for `slot`: written when every earlier answer has been.
+    void fill(std::uint64_t slot, http::Response r, bool head_only, bool keep_alive) {
+        if (closed_) {
+            return;
         }
-        if (writes_.size() == 1) {
+        r.close = r.close || !keep_alive;
+        add_security_headers(r);
+        for (Pending& p : writes_) {
+            if (p.slot == slot && !p.ready) {
+                p.bytes = http::serialize(r, head_only);
+                p.ready = true;
+                p.closes = r.close;
+                break;
+            }
+        }
+        if (!writing_) {
             write_next();
         }
     }
 
     void write_next() {
-        asio::async_write(socket_, asio::buffer(writes_.front()),
+        if (writes_.empty() || !writes_.front().ready) {
+            return;
+        }
+        writing_ = true;
+        asio::async_write(socket_, asio::buffer(writes_.front().bytes),
                           [self = shared_from_this()](const std::error_code& ec, std::size_t) {
+                              self->writing_ = false;
+                              const bool closes = self->writes_.front().closes;
                               self->writes_.pop_front();
-                              if (ec || (self->writes_.empty() && self->closing_)) {
+                              if (ec || closes) {
                                   self->close();
                                   return;
                               }
-                              if (!self->writes_.empty()) {
-                                  self->write_next();
-                              }
+                              self->write_next();
                               if (self->paused_ && self->writes_.size() < kMaxQueuedResponses) {
                                   self->paused_ = false;
                                   self->serve();
@@ -186,13 +218,23 @@ private:
                           });
     }
 
+    /// An answer in request order; not ready while its handler's work goes on.
+    struct Pending {
+        std::uint64_t slot = 0;
+        std::string bytes;
+        bool ready = false;
+        bool closes = false;  ///< the connection ends after this answer
+    };
+
     asio::ip::tcp::socket socket_;
     asio::steady_timer timer_;
     std::shared_ptr<HttpServer::Shared> shared_;
     std::array<char, 4096> chunk_{};
     std::string buffer_;
-    std::deque<std::string> writes_;
-    bool closing_ = false;
+    std::deque<Pending> writes_;
+    std::uint64_t next_slot_ = 0;
+    Peer peer_;
+    bool writing_ = false;
     bool closed_ = false;
     bool paused_ = false;  ///< serve() waits for queued answers to be written
 };

@@ -8,11 +8,14 @@
 #include <asio/signal_set.hpp>
 #include <asio/steady_timer.hpp>
 #include <csignal>
+#include <fstream>
 #include <memory>
 #include <sstream>
 #include <tl/expected.hpp>
 
 #include "api_routes.hpp"
+#include "config_store.hpp"
+#include "config_watcher.hpp"
 #include "control_socket.hpp"
 #include "embedded.hpp"
 #include "list_refresher.hpp"
@@ -30,6 +33,7 @@
 #include "moat/upstream/forwarder.hpp"
 #include "neighbour_table.hpp"
 #include "query_log.hpp"
+#include "rest_api.hpp"
 #include "wiring.hpp"
 #include "worker.hpp"
 
@@ -65,16 +69,57 @@ std::shared_ptr<cache::Cache> make_cache(const Clock& clock, const config::Confi
     return std::make_shared<cache::Cache>(clock, cache_options(c));
 }
 
-class Daemon {
+/// The text of the config file (empty when it cannot be read): to tell a hand edit from the
+/// file the daemon already runs.
+std::string file_text(const std::optional<std::filesystem::path>& file) {
+    if (!file) {
+        return {};
+    }
+    std::ifstream in(*file, std::ios::binary);
+    std::ostringstream text;
+    text << in.rdbuf();
+    return text.str();
+}
+
+api::AuthOptions auth_options(const config::ApiConfig& c) {
+    return {c.password_hash, c.token_hashes};
+}
+
+/// Where the API listens: as configured, but loopback only while no password is set.
+std::vector<config::Endpoint> api_listen(const config::ApiConfig& c) {
+    if (!c.password_hash.empty()) {
+        return c.listen;
+    }
+    std::vector<config::Endpoint> out;
+    for (const config::Endpoint& e : c.listen) {
+        if (e.address.is_loopback()) {
+            out.push_back(e);
+        } else {
+            spdlog::warn(
+                "api: no password set ([api] password_hash): listening on 127.0.0.1:{} "
+                "instead of {}; set one with `dnsmoat password-hash`",
+                e.port, e.to_text());
+            const config::Endpoint local{IpAddress::v4_of(127, 0, 0, 1), e.port};
+            if (std::find(out.begin(), out.end(), local) == out.end()) {
+                out.push_back(local);
+            }
+        }
+    }
+    return out;
+}
+
+class Daemon final : public RestBackend {
 public:
     Daemon(Launch launch, const std::shared_ptr<Loaded>& loaded)
         : launch_(std::move(launch)),
           config_(loaded->config),
+          store_(launch_.config_file),
+          loaded_text_(file_text(launch_.config_file)),
           publisher_(loaded->lists.snapshot ? loaded->lists.snapshot
                                             : std::make_shared<const filter::Snapshot>()),
           cache_(make_cache(clock_, config_)),
           forwarder_(io_, upstream_options(config_)),
-          query_log_(QueryLog::start(config_.querylog)),
+          query_log_(QueryLog::start(config_.querylog, &stats_)),
           path_(std::make_shared<engine::Engine>(engine_options_of(config_),
                                                  std::move(loaded->zone), publisher_, cache_),
                 forwarder_),
@@ -82,14 +127,17 @@ public:
           signals_(io_, SIGHUP, SIGTERM, SIGINT),
           drain_timer_(io_),
           refresher_(io_, [this] { recompile_lists(); }),
-          control_(io_, [this](const std::string& line) { return control(line); }) {
+          control_(io_, [this](const std::string& line) { return control(line); }),
+          rest_(*this, auth_options(config_.api)),
+          watcher_(io_, [this] { file_changed(); }) {
         signals_.add(SIGUSR1);
         path_.set_log(query_log_ ? &query_log_->queue() : nullptr);
     }
 
-    ~Daemon() {
+    ~Daemon() override {
         refresher_.stop();
         compiles_.stop();
+        api_work_.stop();
     }
     Daemon(const Daemon&) = delete;
     Daemon& operator=(const Daemon&) = delete;
@@ -113,13 +161,93 @@ public:
         }
         refresher_.configure(config_);
         start_api(config_.api);
+        rebuild_stats();
+        if (launch_.config_file && !watcher_.watch(*launch_.config_file)) {
+            spdlog::info("config: cannot watch {} for edits; reload with SIGHUP",
+                         launch_.config_file->string());
+        }
         spdlog::info("dnsmoat {} ready", version());
         io_.run();
         spdlog::info("dnsmoat stopped");
         return 0;
     }
 
+    // RestBackend: what the REST API reads and steers.
+    [[nodiscard]] const config::Config& config() const override { return config_; }
+    [[nodiscard]] const ConfigStore& store() const override { return store_; }
+    [[nodiscard]] const querylog::RollingStats& stats() const override { return stats_; }
+    [[nodiscard]] server::QueryPath& path() override { return path_; }
+    [[nodiscard]] engine::Pauses& pauses() override { return pauses_; }
+    [[nodiscard]] const Clock& clock() const override { return clock_; }
+    [[nodiscard]] cache::Cache* cache() override { return cache_.get(); }
+    [[nodiscard]] const upstream::Forwarder& forwarder() const override { return forwarder_; }
+    [[nodiscard]] std::size_t rules() const override {
+        const auto snapshot = publisher_.current();
+        return snapshot->name_rules() + snapshot->regex_rules();
+    }
+    void refresh_lists() override {
+        spdlog::info("lists: refreshing the downloaded lists now (API)");
+        refresher_.refresh_all_now();
+    }
+    void reload(std::function<void(const std::string&)> done) override {
+        next_done_.push_back(std::move(done));
+        reload();
+    }
+    void offload(std::function<void()> job) override { api_work_.post(std::move(job)); }
+    void post(std::function<void()> job) override { asio::post(io_, std::move(job)); }
+
 private:
+    /// The statistics of the last day from the query log, once at start, on the API's worker:
+    /// rows up to now (later ones reach the statistics through the log writer).
+    void rebuild_stats() {
+        if (!query_log_) {
+            return;
+        }
+        const auto now =
+            std::chrono::duration_cast<std::chrono::microseconds>(clock_.wall().time_since_epoch())
+                .count();
+        api_work_.post([this, path = config_.querylog.path, privacy = config_.querylog.privacy,
+                        now] {
+            auto db = querylog::Database::open(path, querylog::Database::Mode::read);
+            if (!db) {
+                return;
+            }
+            const std::int64_t day = querylog::RollingStats::kBucketUs *
+                                     static_cast<std::int64_t>(querylog::RollingStats::kBuckets);
+            const bool names =
+                privacy == config::LogPrivacy::full || privacy == config::LogPrivacy::hide_clients;
+            const bool clients =
+                privacy == config::LogPrivacy::full || privacy == config::LogPrivacy::hide_domains;
+            const auto started = std::chrono::steady_clock::now();
+            auto groups = db->replay(now - day, now, querylog::RollingStats::kBucketUs,
+                                     [&](const querylog::Database::Aggregate& a) {
+                                         stats_.add(a.interval_start_us, a.outcome,
+                                                    names ? a.domain : std::string(),
+                                                    clients ? a.client : std::string(), a.count);
+                                     });
+            if (groups) {
+                spdlog::info("statistics: the last 24 h rebuilt from the query log in {} ms",
+                             std::chrono::duration_cast<std::chrono::milliseconds>(
+                                 std::chrono::steady_clock::now() - started)
+                                 .count());
+            } else {
+                spdlog::warn("statistics: cannot read the query log: {}", groups.error());
+            }
+        });
+    }
+
+    /// inotify saw the config file written: reload unless it says what runs already.
+    void file_changed() {
+        if (file_text(launch_.config_file) == loaded_text_ || reloading_) {
+            if (reloading_) {
+                reload_again_ = true;
+            }
+            return;
+        }
+        spdlog::info("config: {} changed on disk", launch_.config_file->string());
+        reload();
+    }
+
     /// The engine's options with what only the daemon has: the clock and neighbour table.
     engine::EngineOptions engine_options_of(const config::Config& c) {
         engine::EngineOptions o = engine_options(c);
@@ -145,22 +273,27 @@ private:
             return;
         }
         api::HttpServerOptions o;
-        for (const config::Endpoint& e : c.listen) {
+        const std::vector<config::Endpoint> listen = api_listen(c);
+        for (const config::Endpoint& e : listen) {
             o.listen.emplace_back(upstream::to_asio(e.address), e.port);
         }
-        api_ = std::make_unique<api::HttpServer>(io_, o, [this](const http::Request& r) {
-            return api_route(r, [this] {
-                return metrics_text(
-                    {path_, server_, cache_.get(), query_log_.get(), *publisher_.current()});
+        api_ = std::make_unique<api::HttpServer>(
+            io_, o,
+            [this](const http::Request& r, const api::Peer& peer, const api::Responder& later) {
+                return api_route(r, peer, later, &rest_, [this] {
+                    return metrics_text({path_, server_, cache_.get(), query_log_.get(),
+                                         *publisher_.current(), forwarder_, config_});
+                });
             });
-        });
         if (auto started = api_->start(); !started) {
-            spdlog::warn("api: cannot listen on {}; /metrics is off", started.error());
+            spdlog::warn("api: cannot listen on {}; the dashboard and /metrics are off",
+                         started.error());
             api_.reset();
             return;
         }
-        for (const config::Endpoint& e : c.listen) {
-            spdlog::info("api: /metrics and /health on http://{}", e.to_text());
+        for (const config::Endpoint& e : listen) {
+            spdlog::info("api: dashboard, REST API and /metrics on http://{}{}", e.to_text(),
+                         c.password_hash.empty() ? " (no password set)" : "");
         }
     }
 
@@ -221,10 +354,13 @@ private:
             return;
         }
         reloading_ = true;
+        running_done_ = std::move(next_done_);
+        next_done_.clear();
         spdlog::info("reload: reading {}", launch_.config_file ? launch_.config_file->string()
                                                                : std::string("embedded defaults"));
         // Lists compile aside (seconds for big lists); queries keep the running config meanwhile.
         compiles_.post([this] {
+            std::string text = file_text(launch_.config_file);
             auto c = load_config(launch_);
             std::shared_ptr<Loaded> loaded;
             std::string error;
@@ -233,15 +369,20 @@ private:
             } else {
                 error = c.error();
             }
-            asio::post(io_, [this, loaded, error] {
+            asio::post(io_, [this, loaded, error, text = std::move(text)] {
                 if (loaded) {
                     apply(*loaded);
+                    loaded_text_ = text;
                     refresher_.refresh_all_now();  // cheap for unchanged lists (conditional GET)
                 } else {
                     spdlog::error("reload failed, keeping the running configuration:\n{}", error);
                 }
+                for (const auto& done : running_done_) {
+                    done(error);
+                }
+                running_done_.clear();
                 reloading_ = false;
-                if (reload_again_ && !stopping_) {
+                if ((reload_again_ || !next_done_.empty()) && !stopping_) {
                     reload_again_ = false;
                     reload();
                 }
@@ -286,14 +427,15 @@ private:
         path_.set_engine(std::make_shared<engine::Engine>(
             engine_options_of(c), std::move(loaded.zone), publisher_, cache_));
         forwarder_.reconfigure(upstream_options(c));
-        if (c.api != config_.api) {
+        rest_.set_auth(auth_options(c.api));
+        if (c.api.enabled != config_.api.enabled || api_listen(c.api) != api_listen(config_.api)) {
             start_api(c.api);
         }
         if (c.querylog != config_.querylog) {
             // The old writer stores what it has queued before the new one opens the file.
             path_.set_log(nullptr);
             query_log_.reset();
-            query_log_ = QueryLog::start(c.querylog);
+            query_log_ = QueryLog::start(c.querylog, &stats_);
             path_.set_log(query_log_ ? &query_log_->queue() : nullptr);
         }
         set_log_level(c.log.level);
@@ -315,6 +457,7 @@ private:
         spdlog::info("shutting down: answering {} queries in flight", path_.in_flight());
         signals_.cancel();
         control_.close();
+        watcher_.stop();
         if (api_) {
             api_->stop();
         }
@@ -342,6 +485,8 @@ private:
 
     Launch launch_;
     config::Config config_;
+    ConfigStore store_;
+    std::string loaded_text_;  ///< the config file's text the running config came from
     SystemClock clock_;
     asio::io_context io_{1};
     NeighbourTable neighbours_{io_};
@@ -349,6 +494,7 @@ private:
     filter::SnapshotPublisher publisher_;
     std::shared_ptr<cache::Cache> cache_;
     upstream::Forwarder forwarder_;
+    querylog::RollingStats stats_;         // before query_log_, whose writer feeds it
     std::unique_ptr<QueryLog> query_log_;  // before path_, which points into its queue
     server::QueryPath path_;
     server::Server server_;
@@ -358,11 +504,17 @@ private:
     std::uint64_t generation_ = 0;  ///< of the applied config, counted by apply()
     bool reloading_ = false;
     bool reload_again_ = false;
+    /// Waiting for the running reload / for the next one (API changes made after it started).
+    std::vector<std::function<void(const std::string&)>> running_done_;
+    std::vector<std::function<void(const std::string&)>> next_done_;
     bool stopping_ = false;
     ListRefresher refresher_;
     engine::Pauses pauses_;
     ControlSocket control_;
+    RestApi rest_;
+    ConfigWatcher watcher_;
     std::unique_ptr<api::HttpServer> api_;
+    Worker api_work_;  // password checks, log searches, the statistics' rebuild
     Worker compiles_;  // last: its thread stops before the members its jobs use
 };
 

@@ -40,6 +40,9 @@ engine::GroupOptions group_options(const config::Config& c, const config::GroupC
     o.every_list = !g.blocklists && !g.allowlists;
     chosen(c, filter::ListKind::block, g.blocklists, o.lists);
     chosen(c, filter::ListKind::allow, g.allowlists, o.lists);
+    // [rules] apply to every group, whatever lists it picks.
+    o.lists.push_back(rules_id(c, filter::ListKind::block));
+    o.lists.push_back(rules_id(c, filter::ListKind::allow));
     if (g.blocking_mode) {
         o.blocking_mode = engine_mode(*g.blocking_mode);
     }

@@ -52,6 +52,42 @@ std::uint32_t list_id(const config::Config& config, filter::ListKind kind,
     return static_cast<std::uint32_t>(1 + before + index);
 }
 
+std::uint32_t rules_id(const config::Config& config, filter::ListKind kind) noexcept {
+    const std::size_t lists = config.blocklists.size() + config.allowlists.size();
+    return static_cast<std::uint32_t>(1 + lists + (kind == filter::ListKind::block ? 0 : 1));
+}
+
+std::string rules_text(const std::vector<std::string>& rules) {
+    std::string text;
+    for (const std::string& r : rules) {
+        text += r;
+        text += '\n';
+    }
+    return text;
+}
+
+namespace {
+
+/// [rules] deny and allow as two more lists (line N: the Nth rule), for every group.
+void add_rules(const config::Config& config, filter::Compiler& compiler, CompiledLists& result) {
+    for (const filter::ListKind kind : {filter::ListKind::block, filter::ListKind::allow}) {
+        const bool block = kind == filter::ListKind::block;
+        const auto& rules = block ? config.rules.deny : config.rules.allow;
+        if (rules.empty()) {
+            continue;
+        }
+        const char* name = block ? kDenyRulesName : kAllowRulesName;
+        filter::ListSpec spec{rules_id(config, kind), name, kind, filter::ListFormat::auto_detect,
+                              false};
+        if (auto added = compiler.add_text(spec, rules_text(rules))) {
+            report(name, compiler.stats(*added));
+            result.sources.push_back({name, "", false});
+        }
+    }
+}
+
+}  // namespace
+
 CompiledLists compile_lists(const config::Config& config, bool with_embedded) {
     CompiledLists result;
     filter::Compiler compiler;
@@ -100,6 +136,7 @@ CompiledLists compile_lists(const config::Config& config, bool with_embedded) {
         add(config.allowlists[i], filter::ListKind::allow,
             list_id(config, filter::ListKind::allow, i));
     }
+    add_rules(config, compiler, result);
     for (const std::string& p : result.problems) {
         spdlog::warn("{}", p);
     }

@@ -35,6 +35,16 @@ struct CompiledLists {
 [[nodiscard]] std::uint32_t list_id(const config::Config& config, filter::ListKind kind,
                                     std::size_t index) noexcept;
 
+/// The names the [rules] lists carry in verdicts, the log and EDE texts.
+inline constexpr const char* kDenyRulesName = "deny rules";
+inline constexpr const char* kAllowRulesName = "allow rules";
+
+/// The list id of [rules] deny (kind block) or allow (kind allow): after every configured list.
+[[nodiscard]] std::uint32_t rules_id(const config::Config& config, filter::ListKind kind) noexcept;
+
+/// The rules as a list file's text, one per line (so a rule's line is its index + 1).
+[[nodiscard]] std::string rules_text(const std::vector<std::string>& rules);
+
 /// "2026-11-30 04:12:09" in the local time zone, or "never" for 0: times of list downloads.
 [[nodiscard]] std::string local_time_text(std::int64_t unix_seconds);
 

@@ -1,7 +1,7 @@
 // dnsmoat: the command line. `run` serves DNS, `check-config` validates a file, `query` explains
 // the lists' verdict on a name, `lists` shows the lists' state, `log` searches the query log,
-// `stats` summarises it,
-// `pause` / `resume` steer a running daemon, `--version` prints the version.
+// `stats` summarises it, `pause` / `resume` steer a running daemon, `password-hash` and
+// `api-token` make the API's secrets, `--version` prints the version.
 #include <malloc.h>
 
 #include <CLI/CLI.hpp>
@@ -16,6 +16,7 @@
 #include "moat/lists/fetch_process.hpp"
 #include "pause_command.hpp"
 #include "query_command.hpp"
+#include "secret_commands.hpp"
 #include "stats_command.hpp"
 
 namespace {
@@ -133,6 +134,17 @@ int run_main(int argc, char** argv) {
         cmd->add_option("--socket", control_path, "The daemon's control socket")->type_name("PATH");
     }
 
+    std::string secret_config;
+    CLI::App* password_hash = app.add_subcommand(
+        "password-hash",
+        "Hash a dashboard password read from stdin (Argon2id) for [api] password_hash");
+    CLI::App* api_token =
+        app.add_subcommand("api-token", "Make an API token for scripts and print it with its hash");
+    for (CLI::App* cmd : {password_hash, api_token}) {
+        cmd->add_option("-c,--config", secret_config, "Also write the hash into this config file")
+            ->type_name("FILE");
+    }
+
     // The daemon's list fetcher (moat/lists/fetch_process.hpp); not for people, so not in --help.
     CLI::App* fetch = app.add_subcommand("fetch-lists", "");
     fetch->group("");
@@ -154,6 +166,13 @@ int run_main(int argc, char** argv) {
         }
         std::cout << check_path << ": ok\n";
         return 0;
+    }
+    if (*password_hash || *api_token) {
+        std::optional<std::filesystem::path> file;
+        if (!secret_config.empty()) {
+            file = secret_config;
+        }
+        return *password_hash ? moat::app::run_password_hash(file) : moat::app::run_api_token(file);
     }
     launch.config_file = config_to_use(config_path);
     if (*query) {

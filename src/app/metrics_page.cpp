@@ -7,6 +7,7 @@
 #include <sstream>
 
 #include "embedded.hpp"
+#include "moat/lists/state_dir.hpp"
 #include "moat/metrics/text_writer.hpp"
 #include "moat/wire/type_names.hpp"
 
@@ -15,10 +16,6 @@ namespace {
 
 using metrics::TextWriter;
 using metrics::Type;
-
-constexpr std::array<const char*, 16> kRcodes{
-    "NOERROR", "FORMERR", "SERVFAIL", "NXDOMAIN",  "NOTIMP",  "REFUSED", "YXDOMAIN", "YXRRSET",
-    "NXRRSET", "NOTAUTH", "NOTZONE",  "DSOTYPENI", "RCODE12", "RCODE13", "RCODE14",  "RCODE15"};
 
 void queries(TextWriter& w, const server::QueryMetrics& m) {
     w.family("dnsmoat_queries_total", "Queries handled, by what happened to them.", Type::counter);
@@ -37,9 +34,11 @@ void queries(TextWriter& w, const server::QueryMetrics& m) {
         w.sample("dnsmoat_queries_by_type_total", {{"qtype", type}}, m.by_type[i].value());
     }
     w.family("dnsmoat_responses_total", "Answers sent, by response code.", Type::counter);
-    for (std::size_t i = 0; i < kRcodes.size(); ++i) {
+    for (std::size_t i = 0; i < 16; ++i) {
         if (i <= 5 || m.by_rcode[i].value() != 0) {
-            w.sample("dnsmoat_responses_total", {{"rcode", kRcodes[i]}}, m.by_rcode[i].value());
+            w.sample("dnsmoat_responses_total",
+                     {{"rcode", std::string(wire::rcode_name(static_cast<std::uint8_t>(i)))}},
+                     m.by_rcode[i].value());
         }
     }
     w.family("dnsmoat_queries_by_transport_total", "Queries by transport.", Type::counter);
@@ -107,6 +106,66 @@ void lists(TextWriter& w, const filter::Snapshot& snapshot) {
              static_cast<std::uint64_t>(snapshot.regex_rules()));
 }
 
+void upstreams(TextWriter& w, const upstream::Forwarder& forwarder) {
+    const std::vector<upstream::ServerReport> servers = forwarder.servers();
+    auto each = [&](std::string_view name, std::string_view help, Type type, auto value) {
+        w.family(name, help, type);
+        for (const upstream::ServerReport& s : servers) {
+            w.sample(name, {{"server", s.address}, {"route", std::to_string(s.route)}}, value(s));
+        }
+    };
+    using R = upstream::ServerReport;
+    each("dnsmoat_upstream_queries_total",
+         "Queries sent to each upstream server (route 0: "
+         "[upstream] servers, then conditional forwards, then group upstreams).",
+         Type::counter, [](const R& s) { return s.counts.sent; });
+    each("dnsmoat_upstream_answers_total", "Usable answers from each upstream server.",
+         Type::counter, [](const R& s) { return s.counts.answered; });
+    each("dnsmoat_upstream_errors_total",
+         "Error answers, send and TCP failures of each upstream server.", Type::counter,
+         [](const R& s) { return s.counts.errors; });
+    each("dnsmoat_upstream_timeouts_total", "Attempts each upstream server did not answer in time.",
+         Type::counter, [](const R& s) { return s.counts.timeouts; });
+    each("dnsmoat_upstream_rtt_seconds",
+         "Smoothed round-trip time of each upstream server (0: not measured yet).", Type::gauge,
+         [](const R& s) { return static_cast<double>(s.srtt.count()) / 1e6; });
+}
+
+/// How each downloaded list's refreshes went, from the status files the refresher keeps.
+void list_downloads(TextWriter& w, const config::Config& c) {
+    struct Row {
+        std::string name;
+        const char* kind;
+        lists::ListStatus status;
+    };
+    std::vector<Row> rows;
+    const lists::StateDir dir(c.lists.state_dir);
+    for (const auto* kind : {&c.blocklists, &c.allowlists}) {
+        for (const config::ListConfig& l : *kind) {
+            if (!l.url.empty()) {
+                rows.push_back({l.name, kind == &c.blocklists ? "block" : "allow",
+                                dir.read_status(lists::StateDir::key_of(l.name, l.url))
+                                    .value_or(lists::ListStatus{})});
+            }
+        }
+    }
+    auto each = [&](std::string_view name, std::string_view help, auto value) {
+        w.family(name, help, Type::gauge);
+        for (const Row& r : rows) {
+            w.sample(name, {{"list", r.name}, {"kind", r.kind}}, value(r.status));
+        }
+    };
+    each("dnsmoat_list_last_success_timestamp_seconds",
+         "When each downloaded list was last fetched (or found unchanged); 0: never.",
+         [](const lists::ListStatus& s) { return static_cast<double>(s.last_success); });
+    each("dnsmoat_list_last_refresh_ok", "1 when the last refresh of each list succeeded.",
+         [](const lists::ListStatus& s) {
+             return std::uint64_t{s.last_attempt != 0 && s.last_error.empty() ? 1U : 0U};
+         });
+    each("dnsmoat_list_refresh_failures", "Failed or rejected refreshes in a row of each list.",
+         [](const lists::ListStatus& s) { return std::uint64_t{s.failures}; });
+}
+
 void query_log(TextWriter& w, const QueryLog* log) {
     if (log == nullptr) {
         return;
@@ -171,6 +230,8 @@ std::string metrics_text(const MetricsSources& s) {
     gauges(w, s.path, s.server);
     cache_metrics(w, s.cache);
     lists(w, s.snapshot);
+    list_downloads(w, s.config);
+    upstreams(w, s.forwarder);
     query_log(w, s.query_log);
     process(w);
     return std::move(w).text();

@@ -8,6 +8,7 @@
 #include "moat/filter/snapshot.hpp"
 #include "moat/server/query_path.hpp"
 #include "moat/server/server.hpp"
+#include "moat/upstream/forwarder.hpp"
 #include "query_log.hpp"
 
 namespace moat::app {
@@ -18,6 +19,8 @@ struct MetricsSources {
     const cache::Cache* cache;  ///< null: caching off
     const QueryLog* query_log;  ///< null: no log
     const filter::Snapshot& snapshot;
+    const upstream::Forwarder& forwarder;
+    const config::Config& config;  ///< the downloaded lists, whose status files are read
 };
 
 [[nodiscard]] std::string metrics_text(const MetricsSources& s);

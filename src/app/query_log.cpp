@@ -50,7 +50,8 @@ querylog::LogOptions log_options(const config::QueryLogConfig& config) {
     return o;
 }
 
-std::unique_ptr<QueryLog> QueryLog::start(const config::QueryLogConfig& config) {
+std::unique_ptr<QueryLog> QueryLog::start(const config::QueryLogConfig& config,
+                                          querylog::RollingStats* stats) {
     if (!config.enabled) {
         spdlog::info("query log: off ([querylog] enabled = false)");
         return nullptr;
@@ -64,13 +65,14 @@ std::unique_ptr<QueryLog> QueryLog::start(const config::QueryLogConfig& config) 
                  config::to_text(config.privacy),
                  std::chrono::duration_cast<std::chrono::hours>(config.retention).count() / 24,
                  config.max_size >> 20U);
-    return std::unique_ptr<QueryLog>(new QueryLog(config, std::move(*database)));
+    return std::unique_ptr<QueryLog>(new QueryLog(config, std::move(*database), stats));
 }
 
-QueryLog::QueryLog(const config::QueryLogConfig& config, querylog::Database database)
+QueryLog::QueryLog(const config::QueryLogConfig& config, querylog::Database database,
+                   querylog::RollingStats* stats)
     : config_(config),
       queue_(config.queue_size),
-      writer_(log_options(config), queue_, std::move(database)),
+      writer_(log_options(config), queue_, std::move(database), stats),
       thread_([this] { run(); }) {}
 
 QueryLog::~QueryLog() {

@@ -22,9 +22,11 @@ namespace moat::app {
 
 class QueryLog {
 public:
-    /// Opens the database and starts the writer thread; null (after a warning) when the log is
-    /// off or its database cannot be opened.
-    static std::unique_ptr<QueryLog> start(const config::QueryLogConfig& config);
+    /// Opens the database and starts the writer thread, which also feeds `stats` (if given; it
+    /// must outlive the log); null (after a warning) when the log is off or its database cannot
+    /// be opened.
+    static std::unique_ptr<QueryLog> start(const config::QueryLogConfig& config,
+                                           querylog::RollingStats* stats = nullptr);
 
     /// Writes what is queued, then stops the thread.
     ~QueryLog();
@@ -39,7 +41,8 @@ public:
     [[nodiscard]] const config::QueryLogConfig& config() const noexcept { return config_; }
 
 private:
-    QueryLog(const config::QueryLogConfig& config, querylog::Database database);
+    QueryLog(const config::QueryLogConfig& config, querylog::Database database,
+             querylog::RollingStats* stats);
     void run();
     void flush();
 

@@ -14,6 +14,7 @@
 #include <cstddef>
 #include <functional>
 #include <memory>
+#include <optional>
 #include <string>
 #include <tl/expected.hpp>
 #include <vector>
@@ -30,7 +31,20 @@ struct HttpServerOptions {
     http::Limits limits;
 };
 
-using Handler = std::function<http::Response(const http::Request&)>;
+/// Sends the answer to a request the handler deferred; call once, on the event loop. Answers go
+/// out in request order: pipelined requests after a deferred one wait for it.
+using Responder = std::function<void(http::Response)>;
+
+/// What the handler knows of a request besides its bytes.
+struct Peer {
+    asio::ip::address address;
+};
+
+/// Answers a request at once (a Response), or defers it (std::nullopt) for slow work such as a
+/// password check and answers later through `later`. The Request's views are valid only during
+/// the call: copy what the deferred work needs.
+using Handler = std::function<std::optional<http::Response>(
+    const http::Request& request, const Peer& peer, const Responder& later)>;
 
 class HttpServer {
 public:
