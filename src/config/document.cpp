@@ -9,8 +9,8 @@
 #include <cerrno>
 #include <cmath>
 #include <cstdio>
-#include <system_error>
 #include <sstream>
+#include <system_error>
 
 #include "readers.hpp"
 

@@ -20,8 +20,7 @@ struct Params {
     std::map<std::string, std::string, std::less<>> query;  ///< the query string, decoded
 
     /// The query parameter `name`, or `fallback` when absent.
-    [[nodiscard]] std::string query_or(std::string_view name,
-                                       std::string_view fallback = {}) const;
+    [[nodiscard]] std::string query_or(std::string_view name, std::string_view fallback = {}) const;
 };
 
 using RouteHandler = std::function<std::optional<http::Response>(
@@ -37,7 +36,7 @@ public:
     [[nodiscard]] bool knows(std::string_view path) const;
     [[nodiscard]] std::optional<http::Response> route(const http::Request& request,
                                                       const Peer& peer,
-                                        const Responder& later) const;
+                                                      const Responder& later) const;
 
 private:
     struct Route {
