@@ -1,6 +1,7 @@
 // What the dashboard's lists, rules, local records and groups pages change: each change is an
 // edit of the config file's tree (config_store.hpp), checked by the real config loader before it
 // is written, so the API accepts exactly what a hand-written file may say.
+#include <algorithm>
 #include <fstream>
 
 #include "lists.hpp"
@@ -416,6 +417,76 @@ void RestApi::add_record_routes() {
                         later, 204, {});
                 });
 
+    router_.add("PUT", "/api/groups/{name}",
+                [this](const http::Request& r, const Params& p, const api::Peer&,
+                       const api::Responder& later) -> std::optional<http::Response> {
+                    std::optional<http::Response> bad;
+                    nlohmann::json body = api::body_object(r, bad);
+                    if (bad) {
+                        return bad;
+                    }
+                    const std::string name = p.path.at("name");
+                    // Only the fields the dashboard edits; the loader checks every value.
+                    nlohmann::json fields = nlohmann::json::object();
+                    for (const char* key : {"clients", "macs", "blocklists", "allowlists",
+                                            "blocking_mode", "filter_aaaa"}) {
+                        if (body.contains(key)) {
+                            fields[key] = body[key];
+                        }
+                    }
+                    const bool exists = std::any_of(
+                        backend_.config().groups.begin(), backend_.config().groups.end(),
+                        [&](const config::GroupConfig& g) { return g.name == name; });
+                    return change_config(
+                        [name, fields](Document& doc) -> std::optional<EditFailure> {
+                            Document& groups = doc["groups"];
+                            if (groups.is_null()) {
+                                groups = Document::array();
+                            }
+                            Document* group = nullptr;
+                            for (Document& g : groups) {
+                                if (g.value("name", std::string()) == name) {
+                                    group = &g;
+                                }
+                            }
+                            if (group == nullptr) {
+                                groups.push_back({{"name", name}});
+                                group = &groups.back();
+                            }
+                            for (const auto& [key, value] : fields.items()) {
+                                if (value.is_null()) {
+                                    group->erase(key);  // unset: every list, the global mode
+                                } else {
+                                    (*group)[key] = Document::parse(value.dump());
+                                }
+                            }
+                            return std::nullopt;
+                        },
+                        later, exists ? 200 : 201, {{"name", name}});
+                });
+
+    router_.add("DELETE", "/api/groups/{name}",
+                [this](const http::Request&, const Params& p, const api::Peer&,
+                       const api::Responder& later) -> std::optional<http::Response> {
+                    const std::string name = p.path.at("name");
+                    return change_config(
+                        [name](Document& doc) -> std::optional<EditFailure> {
+                            if (doc.contains("groups") && doc["groups"].is_array()) {
+                                Document& groups = doc["groups"];
+                                for (std::size_t i = 0; i < groups.size(); ++i) {
+                                    if (groups[i].value("name", std::string()) == name) {
+                                        groups.erase(i);
+                                        return std::nullopt;
+                                    }
+                                }
+                            }
+                            return EditFailure{404, "no group named \"" + name + "\""};
+                        },
+                        later, 204, {});
+                });
+
+    // A group's own settings (null: it follows [blocking] mode / takes every list), so that an
+    // edit in the dashboard does not pin what the group inherited.
     router_.add("GET", "/api/groups", [this](const http::Request&, const Params&) {
         const config::Config& c = backend_.config();
         auto paused_until = [&](const std::string& group) {
@@ -439,7 +510,10 @@ void RestApi::add_record_routes() {
                  {"macs", macs},
                  {"blocklists", g.blocklists ? nlohmann::json(*g.blocklists) : nlohmann::json()},
                  {"allowlists", g.allowlists ? nlohmann::json(*g.allowlists) : nlohmann::json()},
-                 {"blocking_mode", config::to_text(g.blocking_mode.value_or(c.blocking.mode))},
+                 {"blocking_mode", g.blocking_mode
+                                       ? nlohmann::json(config::to_text(*g.blocking_mode))
+                                       : nlohmann::json()},
+                 {"filter_aaaa", g.filter_aaaa},
                  {"paused_until", paused_until(g.name)}});
         }
         if (!has_default) {
@@ -448,7 +522,8 @@ void RestApi::add_record_routes() {
                               {"macs", nlohmann::json::array()},
                               {"blocklists", nullptr},
                               {"allowlists", nullptr},
-                              {"blocking_mode", config::to_text(c.blocking.mode)},
+                              {"blocking_mode", nullptr},
+                              {"filter_aaaa", false},
                               {"paused_until", paused_until("default")}});
         }
         return json_response(200, {{"groups", groups}});

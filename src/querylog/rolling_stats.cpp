@@ -18,6 +18,9 @@ void TopCounter::add(std::string_view key, std::uint64_t weight) {
     auto smallest =
         std::min_element(counts_.begin(), counts_.end(),
                          [](const auto& a, const auto& b) { return a.second < b.second; });
+    if (smallest == counts_.end()) {
+        return;  // no slots at all
+    }
     const std::uint64_t inherited = smallest->second;
     counts_.erase(smallest);
     counts_.emplace(key, inherited + weight);

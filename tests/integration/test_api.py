@@ -327,11 +327,37 @@ def test_lists_add_disable_remove_and_refresh(api_daemon, tmp_path):
     assert c.json("POST", "/api/lists/refresh", {})[0] == 202
 
 
+def test_groups_are_created_edited_and_deleted(api_daemon):
+    d = api_daemon
+    c = signed_in(d)
+
+    def explain(client):
+        return c.json("GET", f"/api/explain?name=ads.a.test&client={client}")[1]
+
+    assert explain("127.0.0.2")["group"] == "default"
+    assert c.json("PUT", "/api/groups/kids", {"clients": ["127.0.0.2"], "blocklists": [],
+                                              "blocking_mode": "nxdomain"})[0] == 201
+    kids = [g for g in c.json("GET", "/api/groups")[1]["groups"] if g["name"] == "kids"][0]
+    assert kids["clients"] == ["127.0.0.2/32"] and kids["blocklists"] == []
+    assert kids["blocking_mode"] == "nxdomain"
+    assert (explain("127.0.0.2")["group"], explain("127.0.0.2")["verdict"]) == ("kids", "none")
+    assert explain("127.0.0.1")["verdict"] == "blocked"
+    bad = c.json("PUT", "/api/groups/kids", {"blocklists": ["nope"]})
+    assert bad[0] == 400 and "groups[0].blocklists[0]" in bad[1]["error"], bad
+    assert c.json("PUT", "/api/groups/kids", {"blocklists": None})[0] == 200  # every list again
+    assert explain("127.0.0.2")["verdict"] == "blocked"
+    assert config_of(d)["groups"][0] == {"name": "kids", "clients": ["127.0.0.2"],
+                                         "blocking_mode": "nxdomain"}
+    assert c.json("DELETE", "/api/groups/kids")[0] == 204
+    assert c.json("DELETE", "/api/groups/kids")[0] == 404
+    assert explain("127.0.0.2")["group"] == "default"
+
+
 def test_groups_blocking_pause_and_cache_flush(api_daemon):
     d = api_daemon
     c = signed_in(d)
     groups = c.json("GET", "/api/groups")[1]["groups"]
-    assert [g["name"] for g in groups] == ["default"] and groups[0]["blocking_mode"] == "null"
+    assert [g["name"] for g in groups] == ["default"] and groups[0]["blocking_mode"] is None
     assert c.json("GET", "/api/blocking")[1] == {"enabled": True, "paused_until": None,
                                                  "groups": {}}
     state = c.json("POST", "/api/blocking", {"enabled": False, "seconds": 30})[1]

@@ -3,6 +3,7 @@
 big, untrusted certificate) keeps the last good copy. A list server on loopback plays the source."""
 
 import json
+import time
 import signal
 import subprocess
 
@@ -10,6 +11,7 @@ import pytest
 
 from conftest import answer_values, base_config, moat_binary, wait_until
 from list_server import ListServer, make_test_ca
+from test_metrics import scrape, value
 
 PATH = "/ads.txt"
 
@@ -139,6 +141,9 @@ def test_bad_downloads_keep_the_last_good_copy(upstream, moat, list_server, tmp_
         assert blocked(d, f"a{10 + n}.lists.test"), f"{mode}: the last good copy is not served"
         st = status(state)
         assert st["failures"] == n and error in st["last_error"], st
+        m = scrape(d)
+        assert value(m, "dnsmoat_list_refresh_failures", list="web", kind="block") == n
+        assert value(m, "dnsmoat_list_last_refresh_ok", list="web", kind="block") == 0
         assert st["entries"] == 50 and copy_text(state) == good, f"{mode}: the copy was replaced"
     out = lists_command(d).stdout
     assert "failing:" in out and "larger than lists.max_size" in out, out
@@ -149,6 +154,11 @@ def test_bad_downloads_keep_the_last_good_copy(upstream, moat, list_server, tmp_
     assert d.wait_for_log("list web: downloaded 45 entries"), d.stderr_text()[-2000:]
     assert wait_until(lambda: blocked(d, "c1.lists.test"), 5)
     assert status(state)["failures"] == 0
+    m = scrape(d)
+    assert value(m, "dnsmoat_list_refresh_failures", list="web", kind="block") == 0
+    assert value(m, "dnsmoat_list_last_refresh_ok", list="web", kind="block") == 1
+    assert abs(value(m, "dnsmoat_list_last_success_timestamp_seconds", list="web",
+                     kind="block") - time.time()) < 60
 
 
 def test_restart_with_the_server_down_serves_the_disk_copy_at_once(upstream, moat, list_server,

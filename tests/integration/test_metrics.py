@@ -97,6 +97,13 @@ def test_metrics_count_what_happened(upstream, moat, tmp_path):
     assert value(after, "dnsmoat_filter_rules", type="regex") == 1
     assert value(after, "dnsmoat_tcp_connections_peak") >= 1
     assert value(after, "dnsmoat_queries_in_flight_peak") >= 1
+    # The one forwarded query went to the one upstream, which answered it.
+    server = {"server": upstream.address, "route": "0"}
+    assert delta("dnsmoat_upstream_queries_total", **server) == 1
+    assert delta("dnsmoat_upstream_answers_total", **server) == 1
+    assert delta("dnsmoat_upstream_errors_total", **server) == 0
+    assert delta("dnsmoat_upstream_timeouts_total", **server) == 0
+    assert 0 < value(after, "dnsmoat_upstream_rtt_seconds", **server) < 1
     assert value(after, "process_resident_memory_bytes") > 1e6
     assert abs(value(after, "process_start_time_seconds") - time.time()) < 120
     info = [(dict(l), v) for (n, l), v in after.items() if n == "dnsmoat_build_info"]

@@ -18,7 +18,11 @@
 //             rule-add-submit, explain-name explain-client explain-submit explain-result
 //   local     local-records local-remove local-add-name local-add-type local-add-value
 //             local-add-submit
-//   groups    groups clients
+//   groups    groups (rows carry data-name), clients, inside a group row: group-edit group-delete
+//             (labelled "Reset" on "default"); group-form with group-name group-clients
+//             group-macs group-mode group-filter-aaaa, group-blocklists-all group-allowlists-all,
+//             group-blocklist group-allowlist (checkboxes, data-name = the list), group-save
+//             group-cancel
 //   settings  blocking-state ("enabled", "paused until HH:MM:SS" or "disabled"),
 //             blocking-groups, pause-group, pause-30 pause-300 pause-3600,
 //             pause-custom-minutes pause-custom, resume, cache-flush, config-backup,

@@ -4,6 +4,7 @@
 
 import { api, query } from './api.js';
 import { historyChart } from './chart.js';
+import { groupForm } from './groups.js';
 import {
   act, badge, button, bytes, card, clear, clock, field, form, h, input, notify, notifyError, num, nowSeconds,
   percent, select, table, toggle, when,
@@ -399,9 +400,13 @@ export async function local(root) {
 const names = (v) => (Array.isArray(v) ? (v.length ? v.join(', ') : 'none') : 'all');
 
 export async function groups(root) {
-  const [g, c] = await Promise.all([api('GET', '/api/groups'), api('GET', '/api/clients')]);
-  root.append(
-    card('Groups', table([
+  const list = h('div');
+  const seen = h('div');
+  let current = [];
+  const reload = async () => {
+    const [g, c] = await Promise.all([api('GET', '/api/groups'), api('GET', '/api/clients')]);
+    current = g.groups || [];
+    clear(list, table([
       { label: 'Name', cell: (x) => x.name },
       { label: 'Clients', class: 'name', cell: (x) => (x.clients || []).join(', ') || '—' },
       { label: 'MAC addresses', class: 'name', cell: (x) => (x.macs || []).join(', ') || '—' },
@@ -409,12 +414,36 @@ export async function groups(root) {
       { label: 'Allowlists', class: 'name', cell: (x) => names(x.allowlists) },
       { label: 'Blocking mode', cell: (x) => x.blocking_mode || 'default' },
       { label: 'Paused until', cell: (x) => (x.paused_until ? clock(x.paused_until) : '—') },
-    ], g.groups || [], { empty: 'No groups: every client is in "default".', testid: 'groups', stack: true })),
-    card('Clients, last 24 hours', table([
+      { label: '', class: 'action', cell: (x) => [
+        h('button.small.secondary', { type: 'button', testid: 'group-edit', on: { click: () => editor.edit(x) } },
+          'Edit'), ' ',
+        // Deleting "default" puts back the built-in one: every list, the global mode.
+        button('.small.secondary', x.name === 'default' ? 'Reset' : 'Delete', 'group-delete', async () => {
+          const reset = x.name === 'default';
+          if (!window.confirm(reset ? 'Reset the group default to the built-in default?'
+            : `Delete the group ${x.name}? Its clients go to the group default.`)) return;
+          await api('DELETE', `/api/groups/${enc(x.name)}`);
+          notify(reset ? 'Reset the group default' : `Deleted the group ${x.name}`, 'success');
+          editor.reset();
+          await reload();
+        }),
+      ] },
+    ], current, { empty: 'No groups: every client is in "default".', testid: 'groups', stack: true,
+      rowProps: (x) => ({ dataset: { name: x.name } }) }));
+    clear(seen, table([
       { label: 'Client', cell: (x) => logLink({ client: x.address }, x.address) },
       { label: 'Group', cell: (x) => x.group },
       { label: 'Queries', class: 'num', cell: (x) => num(x.queries) },
-    ], c.clients || [], { empty: 'No clients in the last 24 hours.', testid: 'clients' })));
+    ], c.clients || [], { empty: 'No clients in the last 24 hours.', testid: 'clients' }));
+  };
+  // The list names for the form's checkboxes; without them the form still offers "all".
+  const lists = await api('GET', '/api/lists').catch((err) => {
+    if (err.status !== 401) notifyError(err);
+    return null;
+  });
+  const editor = groupForm(lists, (name) => current.some((x) => x.name === name), reload);
+  root.append(card('Groups', list), card(null, editor.element), card('Clients, last 24 hours', seen));
+  await reload();
 }
 
 // --- settings ------------------------------------------------------------------------------
