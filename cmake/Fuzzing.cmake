@@ -60,6 +60,11 @@ function(moat_add_fuzz_target)
 
     if(MOAT_BUILD_FUZZ)
         target_link_options(${ARG_NAME} PRIVATE -fsanitize=fuzzer)
+        # The fuzz preset builds only these (and the libraries they link), not the whole tree.
+        if(NOT TARGET moat_fuzz_targets)
+            add_custom_target(moat_fuzz_targets)
+        endif()
+        add_dependencies(moat_fuzz_targets ${ARG_NAME})
         # Replay the seeds once; the first (empty) dir takes anything libFuzzer would write.
         set(_existing "")
         foreach(_d IN LISTS _seeds)

@@ -7,13 +7,17 @@
 # stopping at the first failure:
 #   format    clang-format --dry-run -Werror on src include tests bench; shellcheck on the scripts
 #   layering  cmake/check_layering.py: no upward or same-layer #include between modules
-#   dev       cmake --workflow --preset dev          (Debug build, unit tests, fuzz corpus replay)
+#   dev       cmake --workflow --preset dev          (Debug build, unit + integration tests)
 #   tidy      clang-tidy on src/**/*.cpp with build/dev/compile_commands.json, warnings as errors
-#   asan      cmake --workflow --preset asan         (whole suite under ASan + UBSan)
+#   asan      cmake --workflow --preset asan         (unit + integration tests under ASan + UBSan)
 #   fuzz      cmake --workflow --preset fuzz, then scripts/fuzz.sh all $MOAT_FUZZ_SECONDS (20)
-#   aarch64   cmake --workflow --preset aarch64      (cross build, tests under qemu-aarch64)
-#   release   cmake --workflow --preset release      (-O3 + LTO, tests) and benchmark smoke runs
+#   aarch64   cmake --workflow --preset aarch64      (cross build, unit tests under qemu-aarch64)
+#   release   cmake --workflow --preset release      (-O3 + LTO binary and benchmarks, integration
+#             tests against that binary) and benchmark smoke runs
 #   compare   bench/compare (dnsmoat beside libknot and ldns): agreement tests, benchmark smoke run
+# With no --only, every stage but dev runs (that is CI): dev's tests are the asan stage's, which
+# runs each of them under the sanitizers, so CI does not build and run them a second time.
+# dev is the quick loop before a commit: scripts/test.sh --only format,dev
 #
 # Options: --only dev,asan selects stages; --jobs N (default: nproc) for builds, ctest, tidy.
 # Environment: MOAT_SHARED_DIR (default: ../shared beside the checkout) is exported to every
@@ -25,9 +29,10 @@ repo=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 cd "$repo"
 
 ALL_STAGES=(format layering dev tidy asan fuzz aarch64 release compare)
+CI_STAGES=(format layering tidy asan fuzz aarch64 release compare)
 declare -A STAGE_GROUPS=(
     [format]="test" [layering]="build" [dev]="build test" [tidy]="build test" [asan]="build test"
-    [fuzz]="build fuzz" [aarch64]="build aarch64" [release]="build bench"
+    [fuzz]="build fuzz" [aarch64]="build aarch64" [release]="build test bench"
     [compare]="build test bench"
 )
 
@@ -49,7 +54,7 @@ done
 
 stages=()
 if [[ -z "$only" ]]; then
-    stages=("${ALL_STAGES[@]}")
+    stages=("${CI_STAGES[@]}")
 else
     IFS=', ' read -r -a wanted <<<"$only"
     for w in "${wanted[@]}"; do
@@ -115,7 +120,7 @@ stage_layering() { python3 cmake/check_layering.py; }
 stage_dev() { cmake --workflow --preset dev; }
 
 stage_tidy() {
-    [[ -f build/dev/compile_commands.json ]] || cmake --preset dev >/dev/null
+    cmake --preset dev >/dev/null # compile_commands.json only: tidy reads sources, builds nothing
     local n
     n=$(source_files src | grep -zE '\.cpp$' | tr -cd '\0' | wc -c)
     echo "clang-tidy $(clang-tidy --version | grep -oE '[0-9]+\.[0-9.]+' | head -n1): $n files," \
@@ -165,12 +170,12 @@ stage_compare() {
 declare -A STAGE_DESC=(
     [format]="format check (clang-format, shellcheck)"
     [layering]="module layering check"
-    [dev]="dev preset: Debug build + unit tests"
+    [dev]="dev preset: Debug build, unit + integration tests"
     [tidy]="clang-tidy over src/"
-    [asan]="asan preset: whole suite under ASan + UBSan"
+    [asan]="asan preset: unit + integration tests under ASan + UBSan"
     [fuzz]="fuzz preset: clang-14 + libFuzzer, each target ${MOAT_FUZZ_SECONDS:-20}s"
     [aarch64]="aarch64 preset: cross build, tests under qemu-aarch64"
-    [release]="release preset: -O3 + LTO, tests, benchmark smoke run"
+    [release]="release preset: -O3 + LTO binary, integration tests, benchmark smoke run"
     [compare]="bench/compare: agreement with libknot and ldns, benchmark smoke run"
 )
 

@@ -2,6 +2,10 @@
 // in request order (a pipelined request behind it waits), the peer's address reaches the
 // handler, a handler that throws gets 500, and a deferred answer for a closed connection is
 // dropped quietly.
+//
+// Client and server share one io_context driven by the test's own thread: no second thread
+// contends for the scheduler's lock, so these tests also run under qemu-user (see
+// tests/support/emulation.hpp for what two contending threads do there).
 #include "moat/api/http_server.hpp"
 
 #include <gtest/gtest.h>
@@ -10,11 +14,11 @@
 #include <asio/read.hpp>
 #include <asio/steady_timer.hpp>
 #include <asio/write.hpp>
-#include <future>
-#include <thread>
 
 namespace moat::api {
 namespace {
+
+constexpr auto kPatience = std::chrono::seconds(5);
 
 class HttpServerTest : public ::testing::Test {
 protected:
@@ -24,25 +28,60 @@ protected:
         server_ = std::make_unique<HttpServer>(io_, o, std::move(handler));
         ASSERT_TRUE(server_->start());
         port_ = server_->local_endpoints().front().port();
-        thread_ = std::thread([this] { io_.run(); });
     }
     void TearDown() override {
-        asio::post(io_, [this] { server_->stop(); });
-        work_.reset();
-        io_.stop();
-        if (thread_.joinable()) {
-            thread_.join();
+        if (server_) {
+            server_->stop();
         }
+        io_.run_for(std::chrono::milliseconds(50));
+    }
+    /// Runs the loop until `done()` holds or the patience runs out.
+    template <typename Done>
+    void run_until(Done done) {
+        const auto deadline = std::chrono::steady_clock::now() + kPatience;
+        io_.restart();
+        while (!done() && std::chrono::steady_clock::now() < deadline) {
+            io_.run_for(std::chrono::milliseconds(10));
+            io_.restart();
+        }
+    }
+    /// Connects a client socket and sends `bytes` (both asynchronously on the shared loop).
+    std::shared_ptr<asio::ip::tcp::socket> send(const std::string& bytes) {
+        auto socket = std::make_shared<asio::ip::tcp::socket>(io_);
+        auto payload = std::make_shared<std::string>(bytes);
+        bool sent = false;
+        socket->async_connect({asio::ip::make_address("127.0.0.1"), port_},
+                              [socket, payload, &sent](const std::error_code& ec) {
+                                  ASSERT_FALSE(ec) << ec.message();
+                                  asio::async_write(
+                                      *socket, asio::buffer(*payload),
+                                      [payload, &sent](const std::error_code& wec, std::size_t) {
+                                          ASSERT_FALSE(wec) << wec.message();
+                                          sent = true;
+                                      });
+                              });
+        run_until([&] { return sent; });
+        EXPECT_TRUE(sent);
+        return socket;
     }
     /// Sends `bytes` and reads until the server closes or `until` appears `count` times.
     std::string exchange(const std::string& bytes, const std::string& until, int count) {
-        asio::io_context client;
-        asio::ip::tcp::socket s(client);
-        s.connect({asio::ip::make_address("127.0.0.1"), port_});
-        asio::write(s, asio::buffer(bytes));
+        auto socket = send(bytes);
         std::string got;
+        bool closed = false;
         std::array<char, 4096> buf{};
-        const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(5);
+        std::function<void()> read_more = [&] {
+            socket->async_read_some(asio::buffer(buf),
+                                    [&](const std::error_code& ec, std::size_t n) {
+                                        if (ec) {
+                                            closed = true;
+                                            return;
+                                        }
+                                        got.append(buf.data(), n);
+                                        read_more();
+                                    });
+        };
+        read_more();
         auto seen = [&] {
             int n = 0;
             for (std::size_t at = got.find(until); at != std::string::npos;
@@ -51,22 +90,16 @@ protected:
             }
             return n;
         };
-        while (seen() < count && std::chrono::steady_clock::now() < deadline) {
-            std::error_code ec;
-            const std::size_t n = s.read_some(asio::buffer(buf), ec);
-            if (ec) {
-                break;
-            }
-            got.append(buf.data(), n);
-        }
+        run_until([&] { return closed || seen() >= count; });
+        socket->close();
+        io_.restart();
+        io_.poll();  // the cancelled read completes while `got` and `buf` still live
         return got;
     }
 
     asio::io_context io_;
-    asio::executor_work_guard<asio::io_context::executor_type> work_{io_.get_executor()};
     std::unique_ptr<HttpServer> server_;
     std::uint16_t port_ = 0;
-    std::thread thread_;
 };
 
 http::Response text(int status, std::string body) {
@@ -115,28 +148,37 @@ TEST_F(HttpServerTest, AThrowingHandlerGets500AndTheConnectionGoesOn) {
 }
 
 TEST_F(HttpServerTest, ADeferredAnswerAfterTheClientLeftIsDropped) {
-    std::promise<Responder> kept;
-    auto future = kept.get_future();
+    Responder kept;
     start([&](const http::Request&, const Peer&,
               const Responder& later) -> std::optional<http::Response> {
-        kept.set_value(later);
+        kept = later;
         return std::nullopt;
     });
-    {
-        asio::io_context client;
-        asio::ip::tcp::socket s(client);
-        s.connect({asio::ip::make_address("127.0.0.1"), port_});
-        asio::write(s, asio::buffer(std::string("GET / HTTP/1.1\r\nHost: x\r\n\r\n")));
-        ASSERT_EQ(future.wait_for(std::chrono::seconds(5)), std::future_status::ready);
-    }  // the client closes before the answer
-    std::this_thread::sleep_for(std::chrono::milliseconds(50));
-    Responder later = future.get();
-    std::promise<void> done;
-    asio::post(io_, [&] {
-        later(text(200, "too late"));
-        done.set_value();
+    auto client = send("GET / HTTP/1.1\r\nHost: x\r\n\r\n");
+    run_until([&] { return static_cast<bool>(kept); });
+    ASSERT_TRUE(kept);
+    client->close();                             // the client leaves before the answer
+    io_.run_for(std::chrono::milliseconds(50));  // and the server notices
+    kept(text(200, "too late"));                 // nothing to write to: dropped
+    io_.restart();
+    io_.run_for(std::chrono::milliseconds(50));
+    // Still serving: a new client gets its (deferred) answer at once.
+    kept = nullptr;
+    auto second = send("GET / HTTP/1.1\r\nHost: x\r\n\r\n");
+    run_until([&] { return static_cast<bool>(kept); });
+    ASSERT_TRUE(kept);
+    kept(text(200, "in-time"));
+    std::string got;
+    std::array<char, 512> buf{};
+    bool read = false;
+    second->async_read_some(asio::buffer(buf), [&](const std::error_code& ec, std::size_t n) {
+        if (!ec) {
+            got.assign(buf.data(), n);
+        }
+        read = true;
     });
-    EXPECT_EQ(done.get_future().wait_for(std::chrono::seconds(5)), std::future_status::ready);
+    run_until([&] { return read; });
+    EXPECT_NE(got.find("in-time"), std::string::npos) << got;
 }
 
 }  // namespace
