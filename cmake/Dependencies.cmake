@@ -77,3 +77,20 @@ if(NOT TARGET moat::tomlplusplus)
         ${MOAT_TOMLPLUSPLUS_INCLUDE_DIR})
     target_compile_definitions(moat::tomlplusplus INTERFACE TOML_HEADER_ONLY=1)
 endif()
+
+# OpenSSL (libssl-dev; libssl-dev:arm64 for the aarch64 preset): TLS for the DoT and DoH
+# listeners through asio::ssl. Found through pkg-config so the cross build picks the target's
+# libraries.
+pkg_check_modules(MOAT_OPENSSL REQUIRED IMPORTED_TARGET openssl)
+if(NOT TARGET moat::openssl)
+    add_library(moat::openssl INTERFACE IMPORTED)
+    target_link_libraries(moat::openssl INTERFACE PkgConfig::MOAT_OPENSSL)
+endif()
+
+# nghttp2 (libnghttp2-dev; libnghttp2-dev:arm64 for the aarch64 preset): HTTP/2 framing for the
+# DoH listener. Bytes in, bytes out: the http module drives it without sockets.
+pkg_check_modules(MOAT_NGHTTP2 REQUIRED IMPORTED_TARGET libnghttp2)
+if(NOT TARGET moat::nghttp2)
+    add_library(moat::nghttp2 INTERFACE IMPORTED)
+    target_link_libraries(moat::nghttp2 INTERFACE PkgConfig::MOAT_NGHTTP2)
+endif()

@@ -21,14 +21,14 @@ set -euo pipefail
 declare -A GROUPS_PKGS=(
     [build]="cmake ninja-build g++ pkg-config libexpected-dev libasio-dev nlohmann-json3-dev \
 libspdlog-dev libcli11-dev libtomlplusplus-dev libgtest-dev libgmock-dev libbenchmark-dev \
-libre2-dev libcurl4-openssl-dev libsqlite3-dev libargon2-dev ca-certificates python3 git"
+libre2-dev libcurl4-openssl-dev libsqlite3-dev libargon2-dev libssl-dev libnghttp2-dev ca-certificates python3 git"
     [test]="libldns-dev libknot-dev knot knot-dnsutils dnsutils python3-dnspython python3-pytest \
 clang-format clang-tidy shellcheck iproute2 openssl dnsperf faketime python3-prometheus-client \
 chromium python3-yaml"
     [fuzz]="clang-14 libfuzzer-14-dev libclang-rt-14-dev llvm-14"
     [aarch64]="g++-aarch64-linux-gnu qemu-user libgtest-dev:arm64 libgmock-dev:arm64 \
 libre2-dev:arm64 libspdlog-dev:arm64 libfmt-dev:arm64 libcurl4-openssl-dev:arm64 \
-libsqlite3-dev:arm64 libargon2-dev:arm64"
+libsqlite3-dev:arm64 libargon2-dev:arm64 libssl-dev:arm64 libnghttp2-dev:arm64"
     [bench]="valgrind"
 )
 ALL_GROUPS=(build test fuzz aarch64 bench)

@@ -150,6 +150,17 @@ public:
         for (const auto& l : config_.server.listen) {
             spdlog::info("listening on {} (udp and tcp)", l.to_text());
         }
+        for (const auto& l : config_.server.dot) {
+            spdlog::info("listening on {} (dns over tls)", l.to_text());
+        }
+        for (const auto& l : config_.server.doh) {
+            spdlog::info("listening on {} (dns over https, {})", l.to_text(),
+                         config_.server.doh_path);
+        }
+        for (const auto& l : config_.server.doh_plain) {
+            spdlog::info("listening on {} (dns over plain http for a tls proxy, {})", l.to_text(),
+                         config_.server.doh_path);
+        }
         if (config_.upstream.servers.empty()) {
             spdlog::info("no upstream configured: forwarding to Quad9 (9.9.9.9, 149.112.112.112)");
         }
@@ -330,12 +341,26 @@ private:
         return "ok: blocking paused for " + who + " for " + std::to_string(seconds) + " s";
     }
 
+    /// A renewed certificate (certbot, acme.sh) is picked up on SIGHUP, without a restart. The
+    /// files named by the running config are read; a broken pair keeps the running one.
+    void reload_certificate() {
+        if (config_.server.dot.empty() && config_.server.doh.empty()) {
+            return;
+        }
+        if (auto reloaded = server_.reload_tls(); !reloaded) {
+            spdlog::error("reload: keeping the running TLS certificate: {}", reloaded.error());
+        } else {
+            spdlog::info("reload: TLS certificate {} read", config_.server.tls_certificate);
+        }
+    }
+
     void wait_for_signal() {
         signals_.async_wait([this](const std::error_code& ec, int signal) {
             if (ec) {
                 return;
             }
             if (signal == SIGHUP) {
+                reload_certificate();
                 reload();
                 wait_for_signal();
             } else if (signal == SIGUSR1) {

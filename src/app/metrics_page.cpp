@@ -42,10 +42,12 @@ void queries(TextWriter& w, const server::QueryMetrics& m) {
         }
     }
     w.family("dnsmoat_queries_by_transport_total", "Queries by transport.", Type::counter);
-    w.sample("dnsmoat_queries_by_transport_total", {{"transport", "udp"}},
-             m.by_transport[0].value());
-    w.sample("dnsmoat_queries_by_transport_total", {{"transport", "tcp"}},
-             m.by_transport[1].value());
+    for (std::size_t t = 0; t < engine::kTransportCount; ++t) {
+        const auto transport = static_cast<engine::Transport>(t);
+        w.sample("dnsmoat_queries_by_transport_total",
+                 {{"transport", std::string(engine::to_text(transport))}},
+                 m.by_transport[t].value());
+    }
     w.histogram("dnsmoat_query_duration_seconds",
                 "Time from a query's arrival to its answer (upstream time included).", m.duration);
 }
@@ -56,9 +58,9 @@ void gauges(TextWriter& w, const server::QueryPath& path, const server::Server& 
     w.family("dnsmoat_queries_in_flight_peak", "Most queries waiting for an upstream at once.",
              Type::gauge);
     w.sample("dnsmoat_queries_in_flight_peak", {}, path.metrics().in_flight.peak());
-    w.family("dnsmoat_tcp_connections", "DNS-over-TCP connections open now.", Type::gauge);
+    w.family("dnsmoat_tcp_connections", "TCP, DoT and DoH connections open now.", Type::gauge);
     w.sample("dnsmoat_tcp_connections", {}, server.tcp_connections_gauge().value());
-    w.family("dnsmoat_tcp_connections_peak", "Most DNS-over-TCP connections open at once.",
+    w.family("dnsmoat_tcp_connections_peak", "Most TCP, DoT and DoH connections open at once.",
              Type::gauge);
     w.sample("dnsmoat_tcp_connections_peak", {}, server.tcp_connections_gauge().peak());
 }

@@ -94,11 +94,24 @@ upstream::Options upstream_options(const config::Config& c) {
 
 server::ServerOptions server_options(const config::Config& c) {
     server::ServerOptions o;
-    for (const config::Endpoint& e : c.server.listen) {
-        o.listen.push_back({e.address, e.port});
-    }
+    const auto addresses = [](const std::vector<config::Endpoint>& from) {
+        std::vector<server::ListenAddress> to;
+        to.reserve(from.size());
+        for (const config::Endpoint& e : from) {
+            to.push_back({e.address, e.port});
+        }
+        return to;
+    };
+    o.listen = addresses(c.server.listen);
     o.tcp_idle_timeout = c.tcp.idle_timeout;
     o.tcp_max_connections = c.tcp.max_connections;
+    o.dot = addresses(c.server.dot);
+    o.doh = addresses(c.server.doh);
+    o.doh_plain = addresses(c.server.doh_plain);
+    o.doh_path = c.server.doh_path;
+    o.tls_certificate = c.server.tls_certificate;
+    o.tls_private_key = c.server.tls_private_key;
+    o.proxy_protocol_from = c.server.proxy_protocol_from;
     return o;
 }
 

@@ -45,8 +45,32 @@ void endpoints(TableReader& t, std::string_view key, std::vector<Endpoint>& out,
 void read_server(TableReader& t, ServerConfig& out) {
     endpoints(t, "listen", out.listen, 0, 1);
     t.string("control_socket", out.control_socket);
-    t.reserve("dot", "DNS over TLS listeners (a later version)");
-    t.reserve("doh", "DNS over HTTPS listeners (a later version)");
+    endpoints(t, "dot", out.dot, 853, 0);
+    endpoints(t, "doh", out.doh, 443, 0);
+    endpoints(t, "doh_plain", out.doh_plain, 80, 0);
+    if (t.string("doh_path", out.doh_path) && !out.doh_path.starts_with('/')) {
+        t.context().error(Errc::bad_value, t.find("doh_path")->line, t.path_of("doh_path"),
+                          "must start with '/' (like \"/dns-query\")");
+    }
+    t.string("tls_certificate", out.tls_certificate);
+    t.string("tls_private_key", out.tls_private_key);
+    t.array("proxy_protocol_from", 0, [&](const Node& n, const std::string& p) {
+        if (auto c = read_cidr(t.context(), n, p)) {
+            out.proxy_protocol_from.push_back(*c);
+        }
+    });
+    if (!out.dot.empty() || !out.doh.empty()) {
+        for (const std::string_view key : {"tls_certificate", "tls_private_key"}) {
+            const std::string& value =
+                key == "tls_certificate" ? out.tls_certificate : out.tls_private_key;
+            if (value.empty()) {
+                const Node* n = t.find(key);
+                t.context().error(Errc::missing_key, n != nullptr ? n->line : t.line(),
+                                  t.path_of(key),
+                                  "is required when server.dot or server.doh is set");
+            }
+        }
+    }
 }
 
 void read_upstream(TableReader& t, UpstreamConfig& out) {

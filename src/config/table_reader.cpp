@@ -182,13 +182,6 @@ const Node* TableReader::find(std::string_view key) {
     return nullptr;
 }
 
-void TableReader::reserve(std::string_view key, std::string_view why) {
-    if (const Node* node = find(key)) {
-        ctx_.error(Errc::unknown_key, node->line, path_of(key),
-                   "is reserved for " + std::string(why) + " and not supported yet");
-    }
-}
-
 const Node* TableReader::find_kind(std::string_view key, Node::Kind kind, std::string_view what) {
     const Node* node = find(key);
     if (node == nullptr || !expect_kind(ctx_, *node, path_of(key), kind, what)) {

@@ -70,8 +70,6 @@ public:
     [[nodiscard]] std::uint32_t line() const noexcept { return table_.line; }
     [[nodiscard]] const std::string& path() const noexcept { return path_; }
     [[nodiscard]] Context& context() noexcept { return ctx_; }
-    /// Marks `key` known without reading it (reserved for a later version).
-    void reserve(std::string_view key, std::string_view why);
 
     bool boolean(std::string_view key, bool& out);
     bool optional_boolean(std::string_view key, std::optional<bool>& out);

@@ -85,7 +85,7 @@ std::size_t finish(Started& s) noexcept {
 
 std::size_t answer_limit(Transport transport, const ClientEdns& edns,
                          std::uint16_t our_udp_size) noexcept {
-    if (transport == Transport::tcp) {
+    if (is_stream(transport)) {
         return wire::kMaxMessageSize;
     }
     if (!edns.present) {

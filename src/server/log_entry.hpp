@@ -26,8 +26,9 @@ void fill_question(std::span<const std::uint8_t> query, querylog::Entry& entry) 
 void fill_decision(const engine::Decision& decision, std::span<const std::uint8_t> answer,
                    const filter::Snapshot* snapshot, querylog::Entry& entry) noexcept;
 
+/// The transport's name as the log stores it (a literal: entries hold the pointer).
 [[nodiscard]] inline const char* transport_text(engine::Transport t) noexcept {
-    return t == engine::Transport::tcp ? "tcp" : "udp";
+    return engine::to_text(t).data();
 }
 
 }  // namespace moat::server

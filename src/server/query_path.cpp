@@ -125,8 +125,7 @@ void QueryPath::log_answer(const engine::Client& client, std::span<const std::ui
     if (const wire::Question* q = view ? view->question() : nullptr; q != nullptr) {
         question = q->qname.to_text() + " type " + std::to_string(wire::to_u16(q->qtype));
     }
-    spdlog::debug("query {} {} from {}: {}",
-                  client.transport == engine::Transport::tcp ? "tcp" : "udp", question,
+    spdlog::debug("query {} {} from {}: {}", engine::to_text(client.transport), question,
                   client.address.to_text(), engine::to_text(d.outcome));
 }
 

@@ -1,23 +1,32 @@
 #include "moat/server/server.hpp"
 
+#include <array>
+#include <utility>
+
 #include "moat/upstream/address.hpp"
-#include "tcp_listener.hpp"
+#include "stream_listener.hpp"
+#include "tls_context.hpp"
 #include "udp_listener.hpp"
 
 namespace moat::server {
 
-using upstream::from_asio;
 using upstream::to_asio;
 
 Server::Server(asio::io_context& io, ServerOptions options, QueryPath& path)
     : io_(io),
       options_(std::move(options)),
       path_(path),
-      tcp_totals_(std::make_shared<TcpTotals>()) {}
+      stream_totals_(std::make_shared<StreamTotals>()),
+      tls_(std::make_shared<TlsContexts>()) {}
 
 Server::~Server() = default;
 
 tl::expected<void, std::string> Server::start() {
+    if (!options_.dot.empty() || !options_.doh.empty()) {
+        if (auto loaded = tls_->load(options_.tls_certificate, options_.tls_private_key); !loaded) {
+            return loaded;
+        }
+    }
     for (const ListenAddress& l : options_.listen) {
         const auto address = to_asio(l.address);
         auto udp =
@@ -26,22 +35,40 @@ tl::expected<void, std::string> Server::start() {
             return started;
         }
         udp_.push_back(std::move(udp));
-        auto tcp = std::make_unique<TcpListener>(io_, asio::ip::tcp::endpoint{address, l.port},
-                                                 path_, options_, tcp_totals_);
-        if (auto started = tcp->start(); !started) {
-            return started;
+    }
+    const std::array<std::pair<const std::vector<ListenAddress>*, StreamKind>, 4> streams{{
+        {&options_.listen, StreamKind::tcp},
+        {&options_.dot, StreamKind::dot},
+        {&options_.doh, StreamKind::doh},
+        {&options_.doh_plain, StreamKind::doh_plain},
+    }};
+    for (const auto& [addresses, kind] : streams) {
+        for (const ListenAddress& l : *addresses) {
+            auto listener = std::make_unique<StreamListener>(
+                io_, asio::ip::tcp::endpoint{to_asio(l.address), l.port}, kind, path_, options_,
+                stream_totals_, *tls_);
+            if (auto started = listener->start(); !started) {
+                return started;
+            }
+            streams_.push_back(std::move(listener));
         }
-        tcp_.push_back(std::move(tcp));
     }
     return {};
+}
+
+tl::expected<void, std::string> Server::reload_tls() {
+    if (!tls_->loaded()) {
+        return {};  // no TLS listener runs
+    }
+    return tls_->load(options_.tls_certificate, options_.tls_private_key);
 }
 
 void Server::stop_receiving() {
     for (auto& u : udp_) {
         u->stop_receiving();
     }
-    for (auto& t : tcp_) {
-        t->stop_accepting();
+    for (auto& s : streams_) {
+        s->stop_accepting();
     }
 }
 
@@ -54,8 +81,8 @@ bool Server::idle() const noexcept {
             return false;  // answers queued for the end of this turn
         }
     }
-    for (const auto& t : tcp_) {
-        if (t->shared().busy != 0) {
+    for (const auto& s : streams_) {
+        if (s->shared().busy != 0) {
             return false;
         }
     }
@@ -63,13 +90,13 @@ bool Server::idle() const noexcept {
 }
 
 const metrics::PeakGauge& Server::tcp_connections_gauge() const noexcept {
-    return tcp_totals_->gauge;
+    return stream_totals_->gauge;
 }
 
 std::size_t Server::tcp_connections() const noexcept {
     std::size_t n = 0;
-    for (const auto& t : tcp_) {
-        n += t->shared().connections;
+    for (const auto& s : streams_) {
+        n += s->shared().connections;
     }
     return n;
 }

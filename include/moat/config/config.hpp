@@ -30,6 +30,18 @@ struct ServerConfig {
     };
     /// Unix socket for `dnsmoat pause` / `resume`; "" turns it off. Mode 0660.
     std::string control_socket = "/run/dnsmoat/control.sock";
+    /// DNS over TLS (RFC 7858) listeners; port defaults to 853. Need the two TLS files.
+    std::vector<Endpoint> dot;
+    /// DNS over HTTPS (RFC 8484) listeners; port defaults to 443. Need the two TLS files.
+    std::vector<Endpoint> doh;
+    /// DoH over plain HTTP, for a reverse proxy that terminates TLS; port defaults to 80.
+    std::vector<Endpoint> doh_plain;
+    std::string doh_path = "/dns-query";  ///< starts with '/'
+    /// PEM certificate chain and private key of the DoT and DoH listeners (re-read on SIGHUP).
+    std::string tls_certificate;
+    std::string tls_private_key;
+    /// Sources whose TCP, DoT and DoH connections start with a PROXY protocol v2 header.
+    std::vector<Cidr> proxy_protocol_from;
 
     friend bool operator==(const ServerConfig&, const ServerConfig&) = default;
 };

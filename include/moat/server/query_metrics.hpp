@@ -21,7 +21,7 @@ struct QueryMetrics {
     std::array<metrics::Counter, engine::kOutcomeCount> by_outcome;
     std::array<metrics::Counter, kTypes.size() + 1> by_type;
     std::array<metrics::Counter, 16> by_rcode;  ///< answers only (not drops)
-    std::array<metrics::Counter, 2> by_transport;
+    std::array<metrics::Counter, engine::kTransportCount> by_transport;
     metrics::LatencyHistogram duration;
     metrics::PeakGauge in_flight;
 
@@ -36,7 +36,7 @@ struct QueryMetrics {
         if (answer_header != nullptr) {
             by_rcode[answer_header[3] & 0x0FU].add();
         }
-        by_transport[transport == engine::Transport::tcp ? 1 : 0].add();
+        by_transport[static_cast<std::size_t>(transport)].add();
         duration.observe(latency_us);
     }
 };

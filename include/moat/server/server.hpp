@@ -1,5 +1,6 @@
-// The plain-DNS listeners: UDP and TCP (RFC 7766) on every configured address, all on one
-// asio::io_context, handing each query to the QueryPath.
+// The DNS listeners, all on one asio::io_context, handing each query to the QueryPath: UDP and
+// TCP (RFC 7766) on every `listen` address, DNS over TLS (RFC 7858) and DNS over HTTPS
+// (RFC 8484, HTTP/2 and HTTP/1.1) on their own addresses.
 #pragma once
 
 #include <asio/io_context.hpp>
@@ -23,15 +24,28 @@ struct ListenAddress {
 
 struct ServerOptions {
     std::vector<ListenAddress> listen;
+    /// Also the time a new connection has for its PROXY header and TLS handshake.
     std::chrono::milliseconds tcp_idle_timeout{10000};
     std::size_t tcp_max_connections = 256;
     /// Queries one TCP connection may have unanswered before we stop reading from it.
     std::size_t tcp_max_pipelined = 64;
+
+    std::vector<ListenAddress> dot;        ///< DNS over TLS
+    std::vector<ListenAddress> doh;        ///< DNS over HTTPS
+    std::vector<ListenAddress> doh_plain;  ///< DoH without TLS, for a TLS terminator in front
+    std::string doh_path = "/dns-query";
+    /// PEM files for DoT and DoH; read at start() and again by reload_tls().
+    std::string tls_certificate;
+    std::string tls_private_key;
+    /// Stream connections (TCP, DoT, DoH) from these sources start with a PROXY protocol v2
+    /// header naming the real client; from any other source such a header is not accepted.
+    std::vector<Cidr> proxy_protocol_from;
 };
 
 class UdpListener;
-class TcpListener;
-struct TcpTotals;
+class StreamListener;
+class TlsContexts;
+struct StreamTotals;
 
 class Server {
 public:
@@ -40,17 +54,21 @@ public:
     Server(const Server&) = delete;
     Server& operator=(const Server&) = delete;
 
-    /// Binds every address (UDP and TCP) and starts serving. The error names the address.
+    /// Reads the TLS certificate (when DoT or DoH is configured), binds every address and
+    /// starts serving. The error names the file or the address.
     tl::expected<void, std::string> start();
+    /// Reads the certificate and key again (a renewed certificate, on SIGHUP). New connections
+    /// use them; open ones keep theirs. On error the running certificate stays.
+    tl::expected<void, std::string> reload_tls();
     /// Stops taking new queries (UDP receive and TCP accept/read end); answers in flight are
     /// still sent. For a graceful shutdown: stop_receiving(), then wait for idle().
     void stop_receiving();
     /// No query in flight, no UDP answer queued to send, and no TCP connection with an answer
     /// to write.
     [[nodiscard]] bool idle() const noexcept;
-    /// Open TCP connections now.
+    /// Open stream connections (TCP, DoT, DoH) now.
     [[nodiscard]] std::size_t tcp_connections() const noexcept;
-    /// Open TCP connections and the most there have been, for /metrics.
+    /// Open stream connections and the most there have been, for /metrics.
     [[nodiscard]] const metrics::PeakGauge& tcp_connections_gauge() const noexcept;
 
 private:
@@ -58,8 +76,9 @@ private:
     ServerOptions options_;
     QueryPath& path_;
     std::vector<std::unique_ptr<UdpListener>> udp_;
-    std::vector<std::unique_ptr<TcpListener>> tcp_;
-    std::shared_ptr<TcpTotals> tcp_totals_;
+    std::vector<std::unique_ptr<StreamListener>> streams_;
+    std::shared_ptr<StreamTotals> stream_totals_;
+    std::shared_ptr<TlsContexts> tls_;
 };
 
 }  // namespace moat::server

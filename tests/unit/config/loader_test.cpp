@@ -411,6 +411,42 @@ TEST(Loader, DefaultsAllowLocalNetworksOnly) {
     EXPECT_EQ(config.server.listen[1].to_text(), "[::1]:5353");
 }
 
+TEST(Loader, ReadsEncryptedListeners) {
+    const auto config = parse(R"([server]
+dot = ["127.0.0.1", "[::1]:8853"]
+doh = ["0.0.0.0"]
+doh_plain = ["127.0.0.1:8080"]
+doh_path = "/q"
+tls_certificate = "/etc/dnsmoat/cert.pem"
+tls_private_key = "/etc/dnsmoat/key.pem"
+proxy_protocol_from = ["127.0.0.1/32", "fd00::/8"]
+)",
+                              Syntax::toml, "t.toml");
+    ASSERT_TRUE(config) << to_string(config.error());
+    const ServerConfig& s = config->server;
+    ASSERT_EQ(s.dot.size(), 2U);
+    EXPECT_EQ(s.dot[0].to_text(), "127.0.0.1:853");  // the DoT port by default
+    EXPECT_EQ(s.dot[1].to_text(), "[::1]:8853");
+    EXPECT_EQ(s.doh.at(0).to_text(), "0.0.0.0:443");
+    EXPECT_EQ(s.doh_plain.at(0).to_text(), "127.0.0.1:8080");
+    EXPECT_EQ(s.doh_path, "/q");
+    EXPECT_EQ(s.tls_certificate, "/etc/dnsmoat/cert.pem");
+    EXPECT_EQ(s.tls_private_key, "/etc/dnsmoat/key.pem");
+    ASSERT_EQ(s.proxy_protocol_from.size(), 2U);
+    EXPECT_EQ(s.proxy_protocol_from[1].to_text(), "fd00::/8");
+}
+
+TEST(Loader, EncryptedListenersNeedTheirCertificate) {
+    expect_one("[server]\ndot = [\"127.0.0.1\"]\ntls_certificate = \"/c.pem\"\n", Syntax::toml,
+               Errc::missing_key, 1, "server.tls_private_key", "server.dot or server.doh");
+    expect_one("[server]\ndoh = [\"127.0.0.1\"]\ntls_private_key = \"/k.pem\"\n", Syntax::toml,
+               Errc::missing_key, 1, "server.tls_certificate", "server.dot or server.doh");
+    expect_one("[server]\ndoh_path = \"dns-query\"\n", Syntax::toml, Errc::bad_value, 2,
+               "server.doh_path", "must start with '/'");
+    expect_one("[server]\n\nproxy_protocol_from = [\"10.0.0.0/33\"]\n", Syntax::toml,
+               Errc::bad_value, 3, "server.proxy_protocol_from[0]", "");
+}
+
 class LoaderFiles : public ::testing::Test {
 protected:
     void SetUp() override {

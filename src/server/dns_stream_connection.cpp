@@ -1,0 +1,206 @@
+#include "dns_stream_connection.hpp"
+
+#include <spdlog/spdlog.h>
+
+#include <algorithm>
+#include <asio/write.hpp>
+#include <type_traits>
+
+#include "moat/core/bytes.hpp"
+#include "moat/wire/padding.hpp"
+
+namespace moat::server {
+namespace {
+
+constexpr std::size_t kReadChunk = 16384;
+constexpr std::size_t kMinQuery = 12;  ///< a DNS header
+
+}  // namespace
+
+template <typename Stream>
+DnsStreamConnection<Stream>::DnsStreamConnection(Stream stream, engine::Client client,
+                                                 QueryPath& path, const ServerOptions& options,
+                                                 ConnectionSlot slot)
+    : stream_(std::move(stream)),
+      idle_timer_(stream_.get_executor()),
+      path_(path),
+      options_(options),
+      slot_(std::move(slot)),
+      client_(client) {}
+
+template <typename Stream>
+void DnsStreamConnection<Stream>::start() {
+    arm_idle_timer();
+    read_more();
+}
+
+template <typename Stream>
+void DnsStreamConnection<Stream>::drain() {
+    read_stopped_ = true;
+    std::error_code ignored;
+    stream_.lowest_layer().shutdown(asio::ip::tcp::socket::shutdown_receive, ignored);
+    close_if_done();
+}
+
+template <typename Stream>
+void DnsStreamConnection<Stream>::arm_idle_timer() {
+    idle_timer_.expires_after(options_.tcp_idle_timeout);
+    idle_timer_.async_wait([self = this->shared_from_this()](const std::error_code& ec) {
+        if (ec || self->closed_) {
+            return;
+        }
+        if (self->unanswered_ == 0 && self->writing_.empty()) {
+            spdlog::debug("{}: closing idle connection from {}",
+                          engine::to_text(self->client_.transport),
+                          self->client_.address.to_text());
+            self->close();
+        } else {
+            self->arm_idle_timer();  // still working for the client: not idle
+        }
+    });
+}
+
+template <typename Stream>
+void DnsStreamConnection<Stream>::read_more() {
+    if (reading_ || read_stopped_ || closed_ || unanswered_ >= options_.tcp_max_pipelined) {
+        return;  // a full pipeline resumes from answer(): a client cannot queue unbounded work
+    }
+    reading_ = true;
+    chunk_.resize(kReadChunk);
+    stream_.async_read_some(asio::buffer(chunk_), [self = this->shared_from_this()](
+                                                      const std::error_code& ec, std::size_t n) {
+        self->reading_ = false;
+        if (!ec) {
+            self->input_.insert(self->input_.end(), self->chunk_.begin(),
+                                self->chunk_.begin() + static_cast<std::ptrdiff_t>(n));
+        }
+        if (ec || self->closed_) {
+            self->read_stopped_ = true;  // EOF or error: finish the answers, then close
+            self->close_if_done();
+            return;
+        }
+        self->arm_idle_timer();
+        if (!self->take_queries()) {
+            spdlog::debug("{}: a frame shorter than a DNS header from {}; closing",
+                          engine::to_text(self->client_.transport),
+                          self->client_.address.to_text());
+            self->read_stopped_ = true;
+        }
+        self->write_next();
+        self->read_more();
+        self->close_if_done();
+    });
+}
+
+template <typename Stream>
+bool DnsStreamConnection<Stream>::take_queries() {
+    constexpr bool kTls = std::is_same_v<Stream, TlsStream>;
+    std::size_t at = 0;
+    bool trusted = true;
+    taking_ = true;
+    while (!closed_ && unanswered_ < options_.tcp_max_pipelined && input_.size() - at >= 2) {
+        const std::size_t length = load_u16(input_.data() + at);
+        if (length < kMinQuery) {
+            trusted = false;  // not even a header: the framing cannot be trusted
+            input_.clear();
+            at = 0;
+            break;
+        }
+        if (input_.size() - at - 2 < length) {
+            break;
+        }
+        const std::span<const std::uint8_t> query(input_.data() + at + 2, length);
+        at += 2 + length;
+        ++unanswered_;
+        slot_.set_busy(true);
+        bool pad = false;
+        if constexpr (kTls) {
+            const auto view = wire::MessageView::parse(query);
+            pad = view && wire::query_wants_padding(*view);
+        }
+        const auto handled = path_.handle(query, client_, [self = this->shared_from_this(), pad] {
+            return ReplyFn(
+                [self, pad](std::span<const std::uint8_t> reply) { self->answer(reply, pad); });
+        });
+        if (!handled.deferred) {
+            answer(handled.answer, pad);
+        }
+    }
+    taking_ = false;
+    input_.erase(input_.begin(), input_.begin() + static_cast<std::ptrdiff_t>(at));
+    return trusted;
+}
+
+template <typename Stream>
+void DnsStreamConnection<Stream>::answer(std::span<const std::uint8_t> reply, bool pad) {
+    --unanswered_;
+    if (!closed_ && !reply.empty()) {
+        const std::size_t at = queued_.size();
+        const std::size_t room = std::min<std::size_t>(
+            reply.size() + (pad ? wire::kResponsePaddingBlock + 4 : 0), 65535);
+        queued_.resize(at + 2 + room);
+        std::copy(reply.begin(), reply.end(),
+                  queued_.begin() + static_cast<std::ptrdiff_t>(at + 2));
+        std::size_t length = reply.size();
+        if (pad) {
+            length = wire::pad_response(std::span(queued_.data() + at + 2, room), length);
+        }
+        queued_.resize(at + 2 + length);
+        store_u16(queued_.data() + at, static_cast<std::uint16_t>(length));
+    }
+    if (taking_) {
+        return;  // take_queries()'s caller writes the whole batch at once
+    }
+    if (!take_queries()) {
+        read_stopped_ = true;
+    }
+    write_next();
+    read_more();
+    close_if_done();
+}
+
+template <typename Stream>
+void DnsStreamConnection<Stream>::write_next() {
+    if (!writing_.empty() || queued_.empty() || closed_) {
+        return;
+    }
+    writing_.swap(queued_);
+    asio::async_write(stream_, asio::buffer(writing_),
+                      [self = this->shared_from_this()](const std::error_code& ec, std::size_t) {
+                          self->writing_.clear();
+                          if (ec) {
+                              self->close();
+                              return;
+                          }
+                          self->write_next();
+                          self->close_if_done();
+                      });
+}
+
+template <typename Stream>
+void DnsStreamConnection<Stream>::close_if_done() {
+    if (unanswered_ == 0 && writing_.empty() && queued_.empty()) {
+        slot_.set_busy(false);
+        if (read_stopped_) {
+            close();
+        }
+    }
+}
+
+template <typename Stream>
+void DnsStreamConnection<Stream>::close() {
+    if (closed_) {
+        return;
+    }
+    closed_ = true;
+    slot_.set_busy(false);
+    idle_timer_.cancel();
+    std::error_code ignored;
+    stream_.lowest_layer().shutdown(asio::ip::tcp::socket::shutdown_both, ignored);
+    stream_.lowest_layer().close(ignored);
+}
+
+template class DnsStreamConnection<asio::ip::tcp::socket>;
+template class DnsStreamConnection<TlsStream>;
+
+}  // namespace moat::server
