@@ -9,7 +9,8 @@
 #   test     extras of scripts/test.sh: clang-format, clang-tidy, shellcheck, the peers of the
 #            comparison tests (ldns, libknot) and of the integration tests (knotd, kdig, dig,
 #            dnspython, pytest, ip for network namespaces, openssl for a test CA, dnsperf,
-#            libfaketime for schedules, prometheus_client to parse /metrics), and the browser
+#            libfaketime for schedules, prometheus_client to parse /metrics, unbound as a DNS-over-TLS
+#            peer, curl for DoH), and the browser
 #            test's Chromium with its npm packages (playwright-core, `npm ci` in tests/browser;
 #            Node.js and npm from Debian when the machine has none)
 #   fuzz     clang-14 with libFuzzer and the sanitizer runtimes, llvm-symbolizer
@@ -24,7 +25,7 @@ libspdlog-dev libcli11-dev libtomlplusplus-dev libgtest-dev libgmock-dev libbenc
 libre2-dev libcurl4-openssl-dev libsqlite3-dev libargon2-dev libssl-dev libnghttp2-dev ca-certificates python3 git"
     [test]="libldns-dev libknot-dev knot knot-dnsutils dnsutils python3-dnspython python3-pytest \
 clang-format clang-tidy shellcheck iproute2 openssl dnsperf faketime python3-prometheus-client \
-chromium python3-yaml"
+chromium python3-yaml unbound curl"
     [fuzz]="clang-14 libfuzzer-14-dev libclang-rt-14-dev llvm-14"
     [aarch64]="g++-aarch64-linux-gnu qemu-user libgtest-dev:arm64 libgmock-dev:arm64 \
 libre2-dev:arm64 libspdlog-dev:arm64 libfmt-dev:arm64 libcurl4-openssl-dev:arm64 \
@@ -99,9 +100,19 @@ if ((${#missing[@]} == 0)); then
     echo "setup.sh: all packages present (groups: ${groups[*]})"
 else
     echo "setup.sh: installing ${missing[*]}"
+    # Servers among the packages (knot, unbound) must not start their packaged service (it
+    # would take port 53): a policy-rc.d that refuses, for the time of the install only.
+    policy=/usr/sbin/policy-rc.d
+    own_policy=0
+    if [[ ! -e "$policy" ]]; then
+        printf '#!/bin/sh\nexit 101\n' | "${SUDO[@]}" tee "$policy" >/dev/null
+        "${SUDO[@]}" chmod 755 "$policy"
+        own_policy=1
+    fi
     "${SUDO[@]}" apt-get update -qq
     "${SUDO[@]}" env DEBIAN_FRONTEND=noninteractive \
         apt-get install -y -qq --no-install-recommends "${missing[@]}"
+    ((own_policy)) && "${SUDO[@]}" rm -f "$policy"
     echo "setup.sh: done (groups: ${groups[*]})"
 fi
 

@@ -26,7 +26,8 @@ constexpr const char* kDefaultConfig = "/etc/dnsmoat/dnsmoat.toml";
 void add_override_flags(CLI::App& cmd, moat::app::Overrides& o) {
     cmd.add_option("--listen", o.listen, "Listen on ADDR:PORT ([ADDR]:PORT for IPv6); repeatable")
         ->type_name("ADDR:PORT");
-    cmd.add_option("--upstream", o.upstreams, "Forward to ADDR[:PORT]; repeatable")
+    cmd.add_option("--upstream", o.upstreams,
+                   "Forward to ADDR[:PORT], tls://ADDR#NAME or https://HOST/PATH; repeatable")
         ->type_name("ADDR:PORT");
     cmd.add_option("--blocklist", o.blocklists, "Add a blocklist file (format detected)")
         ->type_name("FILE");

@@ -128,6 +128,10 @@ void upstreams(TextWriter& w, const upstream::Forwarder& forwarder) {
          [](const R& s) { return s.counts.errors; });
     each("dnsmoat_upstream_timeouts_total", "Attempts each upstream server did not answer in time.",
          Type::counter, [](const R& s) { return s.counts.timeouts; });
+    each("dnsmoat_upstream_hedged_total",
+         "Times each upstream server was slower than the hedge delay, so the next one was asked "
+         "too.",
+         Type::counter, [](const R& s) { return s.counts.hedged; });
     each("dnsmoat_upstream_rtt_seconds",
          "Smoothed round-trip time of each upstream server (0: not measured yet).", Type::gauge,
          [](const R& s) { return static_cast<double>(s.srtt.count()) / 1e6; });

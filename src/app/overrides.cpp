@@ -20,7 +20,7 @@ std::optional<std::string> apply_overrides(const Overrides& o, config::Config& c
     if (!o.upstreams.empty()) {
         config.upstream.servers.clear();
         for (const std::string& text : o.upstreams) {
-            auto e = config::parse_endpoint(text, 53);
+            auto e = config::parse_upstream_server(text);
             if (!e) {
                 return "--upstream: " + e.error();
             }

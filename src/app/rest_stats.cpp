@@ -173,6 +173,7 @@ void RestApi::add_stats_routes() {
                  {"answered", s.counts.answered},
                  {"errors", s.counts.errors},
                  {"timeouts", s.counts.timeouts},
+                 {"hedged", s.counts.hedged},
                  {"rtt_ms", s.srtt.count() == 0
                                 ? nlohmann::json()
                                 : nlohmann::json(static_cast<double>(s.srtt.count()) / 1000.0)},

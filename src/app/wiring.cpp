@@ -12,7 +12,36 @@ namespace {
 
 std::uint32_t seconds(std::chrono::seconds s) { return static_cast<std::uint32_t>(s.count()); }
 
-upstream::ServerAddress server_of(const config::Endpoint& e) { return {e.address, e.port}; }
+upstream::ServerAddress server_of(const config::Endpoint& e) {
+    upstream::ServerAddress a;
+    a.address = e.address;
+    a.port = e.port;
+    return a;
+}
+
+upstream::ServerAddress server_of(const config::UpstreamServer& s,
+                                  const std::vector<config::TlsPin>& pins) {
+    upstream::ServerAddress a;
+    a.address = s.address.value_or(IpAddress{});
+    a.resolve = !s.address.has_value();
+    a.port = s.port;
+    a.name = s.name;
+    a.path = s.path;
+    switch (s.protocol) {
+        case config::UpstreamProtocol::dns: a.protocol = upstream::Protocol::udp; break;
+        case config::UpstreamProtocol::tls: a.protocol = upstream::Protocol::tls; break;
+        case config::UpstreamProtocol::https: a.protocol = upstream::Protocol::https; break;
+    }
+    if (a.protocol != upstream::Protocol::udp) {
+        a.text = s.text;
+        for (const config::TlsPin& p : pins) {
+            if (p.name == s.name) {
+                a.pins.insert(a.pins.end(), p.sha256.begin(), p.sha256.end());
+            }
+        }
+    }
+    return a;
+}
 
 }  // namespace
 
@@ -26,9 +55,11 @@ engine::BlockingMode engine_mode(config::BlockingMode mode) noexcept {
     return engine::BlockingMode::null_ip;
 }
 
-std::vector<config::Endpoint> fallback_upstreams() {
-    return {config::Endpoint{IpAddress::v4_of(9, 9, 9, 9), 53},
-            config::Endpoint{IpAddress::v4_of(149, 112, 112, 112), 53}};
+std::vector<config::UpstreamServer> fallback_upstreams() {
+    std::vector<config::UpstreamServer> servers(2);
+    servers[0].address = IpAddress::v4_of(9, 9, 9, 9);
+    servers[1].address = IpAddress::v4_of(149, 112, 112, 112);
+    return servers;
 }
 
 engine::EngineOptions engine_options(const config::Config& c) {
@@ -66,8 +97,8 @@ upstream::Options upstream_options(const config::Config& c) {
     upstream::Options o;
     upstream::Route main;
     const auto servers = c.upstream.servers.empty() ? fallback_upstreams() : c.upstream.servers;
-    for (const config::Endpoint& e : servers) {
-        main.servers.push_back(server_of(e));
+    for (const config::UpstreamServer& e : servers) {
+        main.servers.push_back(server_of(e, c.upstream.tls_pins));
     }
     o.routes.push_back(std::move(main));
     for (const config::ConditionalForward& f : c.upstream.conditional) {
@@ -84,11 +115,25 @@ upstream::Options upstream_options(const config::Config& c) {
         }
         o.routes.push_back(std::move(r));
     }
-    o.strategy = c.upstream.strategy == config::UpstreamStrategy::fastest
-                     ? upstream::Strategy::fastest
-                     : upstream::Strategy::failover;
+    switch (c.upstream.strategy) {
+        case config::UpstreamStrategy::failover: o.strategy = upstream::Strategy::failover; break;
+        case config::UpstreamStrategy::fastest: o.strategy = upstream::Strategy::fastest; break;
+        case config::UpstreamStrategy::hedge: o.strategy = upstream::Strategy::hedge; break;
+    }
     o.timeout = c.upstream.timeout;
     o.total_timeout = c.upstream.total_timeout;
+    o.hedge_delay = c.upstream.hedge_delay;
+    for (const config::Endpoint& e : c.upstream.bootstrap) {
+        o.bootstrap.push_back(server_of(e));
+    }
+    if (o.bootstrap.empty()) {  // the plain servers resolve the names of the encrypted ones
+        for (const upstream::ServerAddress& a : o.routes[0].servers) {
+            if (a.protocol == upstream::Protocol::udp) {
+                o.bootstrap.push_back(a);
+            }
+        }
+    }
+    o.tls_ca_file = c.upstream.tls_ca_file;
     return o;
 }
 

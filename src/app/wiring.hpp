@@ -15,7 +15,7 @@ namespace moat::app {
 
 /// Used when the config names no upstream server: Quad9's filtered-free, DNSSEC-validating
 /// resolvers, as AdGuard Home defaults to a public resolver rather than to nothing.
-[[nodiscard]] std::vector<config::Endpoint> fallback_upstreams();
+[[nodiscard]] std::vector<config::UpstreamServer> fallback_upstreams();
 
 /// Without the clock and neighbour table, which the daemon owns and adds.
 [[nodiscard]] engine::EngineOptions engine_options(const config::Config& c);

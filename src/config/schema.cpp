@@ -3,6 +3,7 @@
 // exactly the valid ones (unknown keys are reported by TableReader::finish()).
 #include "schema.hpp"
 
+#include <algorithm>
 #include <set>
 
 #include "table_reader.hpp"
@@ -73,11 +74,77 @@ void read_server(TableReader& t, ServerConfig& out) {
     }
 }
 
+void read_upstream_servers(TableReader& t, UpstreamConfig& out) {
+    std::vector<UpstreamServer> servers;
+    const bool read = t.array("servers", 0, [&](const Node& item, const std::string& path) {
+        if (!expect_kind(t.context(), item, path, Node::Kind::string, "a server string")) {
+            return;
+        }
+        auto server = parse_upstream_server(item.text);
+        if (!server) {
+            t.context().error(Errc::bad_value, item.line, path, server.error());
+            return;
+        }
+        servers.push_back(std::move(*server));
+    });
+    if (read) {
+        out.servers = std::move(servers);
+    }
+}
+
+/// A server given by name is resolved through the bootstrap servers, or the plain ones.
+void check_bootstrap(TableReader& t, const UpstreamConfig& out) {
+    const bool has_plain = std::any_of(out.servers.begin(), out.servers.end(), [](const auto& s) {
+        return s.protocol == UpstreamProtocol::dns;
+    });
+    for (std::size_t i = 0; i < out.servers.size(); ++i) {
+        if (!out.servers[i].address && out.bootstrap.empty() && !has_plain) {
+            t.context().error(
+                Errc::missing_key, t.find("servers")->line, t.path_of("bootstrap"),
+                "is required to resolve " + out.servers[i].name +
+                    " (plain DNS servers, e.g. [\"9.9.9.9\"]), or give its address: " +
+                    "tls://ADDR#NAME");
+            return;
+        }
+    }
+}
+
 void read_upstream(TableReader& t, UpstreamConfig& out) {
-    endpoints(t, "servers", out.servers, 53, 0);
-    t.enumeration<UpstreamStrategy>(
-        "strategy", out.strategy,
-        {{"failover", UpstreamStrategy::failover}, {"fastest", UpstreamStrategy::fastest}});
+    read_upstream_servers(t, out);
+    t.enumeration<UpstreamStrategy>("strategy", out.strategy,
+                                    {{"failover", UpstreamStrategy::failover},
+                                     {"fastest", UpstreamStrategy::fastest},
+                                     {"hedge", UpstreamStrategy::hedge}});
+    Duration hedge_delay{};
+    if (t.duration("hedge_delay", hedge_delay, milliseconds{1}, Sec{60})) {
+        out.hedge_delay = hedge_delay;
+    }
+    endpoints(t, "bootstrap", out.bootstrap, 53, 0);
+    t.string("tls_ca_file", out.tls_ca_file);
+    t.tables("tls_pins", [&](TableReader& p) {
+        TlsPin pin;
+        const bool named = p.string("name", pin.name);
+        p.array("sha256", 1, [&](const Node& n, const std::string& path) {
+            if (expect_kind(p.context(), n, path, Node::Kind::string, "a base64 SHA-256") &&
+                n.text.size() == 44 && n.text.back() == '=') {
+                pin.sha256.push_back(n.text);
+            } else if (n.kind == Node::Kind::string) {
+                p.context().error(Errc::bad_value, n.line, path,
+                                  "is not a base64 SHA-256 (44 characters ending in '=', as "
+                                  "`openssl ... | openssl dgst -sha256 -binary | base64` prints)");
+            }
+        });
+        for (const std::string_view key : {"name", "sha256"}) {
+            if (p.find(key) == nullptr && !(key == "name" && named)) {
+                p.context().error(Errc::missing_key, p.line(), p.path_of(key),
+                                  "is required in a TLS pin");
+            }
+        }
+        out.tls_pins.push_back(std::move(pin));
+    });
+    if (t.find("servers") != nullptr) {
+        check_bootstrap(t, out);
+    }
     t.duration("timeout", out.timeout, milliseconds{10}, Sec{60});
     if (t.duration("total_timeout", out.total_timeout, milliseconds{10}, Sec{120}) &&
         out.total_timeout < out.timeout) {

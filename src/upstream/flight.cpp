@@ -2,6 +2,7 @@
 
 #include <spdlog/spdlog.h>
 
+#include <algorithm>
 #include <asio/connect.hpp>
 #include <asio/read.hpp>
 #include <asio/write.hpp>
@@ -20,12 +21,13 @@ std::chrono::microseconds micros_since(std::chrono::steady_clock::time_point t) 
 
 }  // namespace
 
-Flight::Flight(Forwarder& owner, asio::io_context& io, UdpPool& pool,
+Flight::Flight(Forwarder& owner, asio::io_context& io, UdpPool& pool, EncryptedPool& encrypted,
                std::shared_ptr<RouteState> route, Options options, std::vector<std::uint8_t> query,
                std::string key, RandomSource& random, std::shared_ptr<Stats> stats)
     : owner_(&owner),
       io_(io),
       pool_(pool),
+      encrypted_(encrypted),
       route_(std::move(route)),
       options_(std::move(options)),
       query_(std::move(query)),
@@ -62,27 +64,49 @@ std::vector<std::uint8_t> Flight::with_new_id() {
     return q;
 }
 
+std::chrono::milliseconds Flight::attempt_delay(bool hedging) const {
+    if (!hedging) {
+        return options_.timeout;
+    }
+    const auto delay = options_.hedge_delay.value_or(std::chrono::ceil<std::chrono::milliseconds>(
+        route_->p90_rtt(current_server_, kDefaultHedgeDelay)));
+    return std::clamp(delay, std::chrono::milliseconds{1}, options_.timeout);
+}
+
 void Flight::arm_attempt_timer() {
     const std::uint64_t generation = ++timer_generation_;
-    attempt_timer_.expires_after(options_.timeout);
-    attempt_timer_.async_wait([self = shared_from_this(), generation](const std::error_code& ec) {
-        if (ec || self->done_ || generation != self->timer_generation_) {
-            return;
-        }
-        Stats::bump(self->stats_->timeouts);
-        spdlog::debug("upstream: {} did not answer in time",
-                      self->route_->servers()[self->current_server_].text);
-        self->route_->timed_out(
-            self->current_server_, Clock::now(),
-            std::chrono::duration_cast<std::chrono::microseconds>(self->options_.timeout));
-        self->next_attempt();
-    });
+    // Under hedge the attempt keeps running when the delay passes; the next server is asked
+    // beside it and the first good answer wins. The last server waits its whole timeout.
+    const bool hedging = options_.strategy == Strategy::hedge && next_ < order_.size();
+    attempt_timer_.expires_after(attempt_delay(hedging));
+    attempt_timer_.async_wait(
+        [self = shared_from_this(), generation, hedging](const std::error_code& ec) {
+            if (ec || self->done_ || generation != self->timer_generation_) {
+                return;
+            }
+            const std::string& text = self->route_->servers()[self->current_server_].text;
+            if (hedging) {
+                spdlog::debug("upstream: {} is slow; asking the next server too", text);
+                self->route_->hedged(self->current_server_);
+                self->next_attempt();
+                return;
+            }
+            Stats::bump(self->stats_->timeouts);
+            spdlog::debug("upstream: {} did not answer in time", text);
+            self->route_->timed_out(
+                self->current_server_, Clock::now(),
+                std::chrono::duration_cast<std::chrono::microseconds>(self->options_.timeout));
+            self->next_attempt();
+        });
 }
 
 void Flight::next_attempt() {
     while (!done_ && next_ < order_.size()) {
         const std::size_t server = order_[next_++];
-        if (start_udp(server)) {
+        const bool started = route_->servers()[server].address.protocol == Protocol::udp
+                                 ? start_udp(server)
+                                 : start_encrypted(server);
+        if (started) {
             current_server_ = server;
             arm_attempt_timer();
             return;
@@ -109,6 +133,46 @@ bool Flight::start_udp(std::size_t server) {
     route_->sent(server);
     udp_.push_back(std::move(a));
     return true;
+}
+
+bool Flight::start_encrypted(std::size_t server) {
+    const std::shared_ptr<EncryptedUpstream> upstream =
+        encrypted_.get(route_->servers()[server].address);
+    if (!upstream) {
+        return false;  // no TLS context (the CA file did not load; logged at configuration)
+    }
+    std::vector<std::uint8_t> sent = with_new_id();
+    Stats::bump(stats_->sent);
+    route_->sent(server);
+    upstream->exchange(sent, [self = shared_from_this(), server, sent, started = Clock::now()](
+                                 const std::string& error, std::span<const std::uint8_t> reply) {
+        if (self->done_) {
+            return;
+        }
+        if (!error.empty()) {
+            spdlog::debug("upstream: {}: {}", self->route_->servers()[server].text, error);
+            self->attempt_failed(server, server == self->current_server_);
+            return;
+        }
+        self->on_encrypted_reply(server, sent, reply, started);
+    });
+    return true;
+}
+
+void Flight::on_encrypted_reply(std::size_t server, std::span<const std::uint8_t> sent,
+                                std::span<const std::uint8_t> reply, Clock::time_point started) {
+    auto keep_alive = shared_from_this();
+    const std::string& text = route_->servers()[server].text;
+    const ReplyCheck check = check_reply(sent, reply);
+    if (check == ReplyCheck::accept) {
+        route_->succeeded(server, micros_since(started));
+        finish(true, reply, text);
+        return;
+    }
+    // Over a stream the exchange is over: anything but our answer fails this attempt.
+    Stats::bump(check == ReplyCheck::error_rcode ? stats_->error_rcodes : stats_->ignored);
+    spdlog::debug("upstream: answer from {} not used: {}", text, to_text(check));
+    attempt_failed(server, server == current_server_);
 }
 
 void Flight::on_send_failed(UdpAttempt& a, const std::error_code& error) {

@@ -14,6 +14,7 @@
 #include <string>
 #include <vector>
 
+#include "encrypted_pool.hpp"
 #include "moat/upstream/forwarder.hpp"
 #include "random_source.hpp"
 #include "route_state.hpp"
@@ -23,9 +24,9 @@ namespace moat::upstream {
 
 class Flight : public std::enable_shared_from_this<Flight> {
 public:
-    Flight(Forwarder& owner, asio::io_context& io, UdpPool& pool, std::shared_ptr<RouteState> route,
-           Options options, std::vector<std::uint8_t> query, std::string key, RandomSource& random,
-           std::shared_ptr<Stats> stats);
+    Flight(Forwarder& owner, asio::io_context& io, UdpPool& pool, EncryptedPool& encrypted,
+           std::shared_ptr<RouteState> route, Options options, std::vector<std::uint8_t> query,
+           std::string key, RandomSource& random, std::shared_ptr<Stats> stats);
 
     ~Flight();
     Flight(const Flight&) = delete;
@@ -70,6 +71,13 @@ private:
 
     void next_attempt();
     bool start_udp(std::size_t server);
+    /// DoT or DoH: the query goes out on the server's shared connection.
+    bool start_encrypted(std::size_t server);
+    void on_encrypted_reply(std::size_t server, std::span<const std::uint8_t> sent,
+                            std::span<const std::uint8_t> reply,
+                            std::chrono::steady_clock::time_point started);
+    /// How long the current attempt has before the next server is asked (hedge: the delay).
+    [[nodiscard]] std::chrono::milliseconds attempt_delay(bool hedging) const;
     void on_datagram(UdpAttempt& a, std::span<const std::uint8_t> reply,
                      const asio::ip::udp::endpoint& from);
     void on_send_failed(UdpAttempt& a, const std::error_code& error);
@@ -85,6 +93,7 @@ private:
     Forwarder* owner_;
     asio::io_context& io_;
     UdpPool& pool_;
+    EncryptedPool& encrypted_;
     std::shared_ptr<RouteState> route_;
     Options options_;
     std::vector<std::uint8_t> query_;

@@ -1,7 +1,10 @@
 #include "moat/upstream/forwarder.hpp"
 
+#include <spdlog/spdlog.h>
+
 #include <asio/post.hpp>
 
+#include "encrypted_pool.hpp"
 #include "flight.hpp"
 #include "random_source.hpp"
 #include "route_state.hpp"
@@ -32,9 +35,17 @@ Forwarder::Forwarder(asio::io_context& io, Options options)
       options_(std::move(options)),
       routes_(make_routes(options_, {})),
       stats_(std::make_shared<Stats>()),
-      pool_(std::make_unique<UdpPool>(io, random_source(), stats_)) {}
+      pool_(std::make_unique<UdpPool>(io, random_source(), stats_)),
+      encrypted_(std::make_unique<EncryptedPool>(io)) {
+    if (const std::string error = encrypted_->configure(options_); !error.empty()) {
+        spdlog::error("upstream: {}; encrypted upstreams cannot be used", error);
+    }
+}
 
-Forwarder::~Forwarder() { cancel_all(); }
+Forwarder::~Forwarder() {
+    cancel_all();
+    encrypted_->shutdown();
+}
 
 void Forwarder::forward(std::span<const std::uint8_t> query, std::size_t route, Callback done) {
     Stats::bump(stats_->queries);
@@ -61,9 +72,9 @@ void Forwarder::forward(std::span<const std::uint8_t> query, std::size_t route, 
         asio::post(io_, [done = std::move(done)] { done(Result{}); });
         return;
     }
-    auto flight = std::make_shared<Flight>(*this, io_, *pool_, routes_[route], options_,
-                                           std::vector<std::uint8_t>(query.begin(), query.end()),
-                                           key, random_source(), stats_);
+    auto flight = std::make_shared<Flight>(
+        *this, io_, *pool_, *encrypted_, routes_[route], options_,
+        std::vector<std::uint8_t>(query.begin(), query.end()), key, random_source(), stats_);
     flight->add_waiter(std::move(done));
     flights_.emplace(std::move(key), flight);
     asio::post(io_, [flight] { flight->start(); });
@@ -72,6 +83,9 @@ void Forwarder::forward(std::span<const std::uint8_t> query, std::size_t route, 
 void Forwarder::reconfigure(Options options) {
     options_ = std::move(options);
     routes_ = make_routes(options_, routes_);
+    if (const std::string error = encrypted_->configure(options_); !error.empty()) {
+        spdlog::error("upstream: {}; encrypted upstreams cannot be used", error);
+    }
 }
 
 void Forwarder::cancel_all() {

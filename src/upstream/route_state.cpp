@@ -7,7 +7,9 @@ namespace moat::upstream {
 
 RouteState::RouteState(const Route& route, const RouteState* previous) {
     for (const ServerAddress& a : route.servers) {
-        ServerState s{a, endpoint_text(a.address, a.port), {}, 0, {}, {}};
+        ServerState s;
+        s.address = a;
+        s.text = a.text.empty() ? endpoint_text(a.address, a.port) : a.text;
         if (previous != nullptr) {
             for (const ServerState& old : previous->servers_) {
                 if (old.address == a) {
@@ -46,8 +48,25 @@ std::vector<std::size_t> RouteState::order(Strategy strategy, RandomSource& rand
 void RouteState::succeeded(std::size_t server, std::chrono::microseconds rtt) noexcept {
     ServerState& s = servers_[server];
     s.srtt = s.srtt.count() == 0 ? rtt : (s.srtt * 7 + rtt) / 8;  // RFC 6298-style smoothing
+    s.recent_rtts[s.rtt_samples % s.recent_rtts.size()] =
+        static_cast<std::uint32_t>(std::min<std::int64_t>(rtt.count(), UINT32_MAX));
+    ++s.rtt_samples;
     s.consecutive_failures = 0;
     ++s.counts.answered;
+}
+
+std::chrono::microseconds RouteState::p90_rtt(std::size_t server,
+                                              std::chrono::microseconds fallback) const {
+    const ServerState& s = servers_[server];
+    const std::size_t n = std::min(s.rtt_samples, s.recent_rtts.size());
+    if (n == 0) {
+        return fallback;
+    }
+    std::array<std::uint32_t, 32> sorted = s.recent_rtts;
+    const auto end = sorted.begin() + static_cast<std::ptrdiff_t>(n);
+    const std::size_t rank = (n * 9 + 9) / 10 - 1;  // nearest rank: ceil(0.9 n) - 1
+    std::nth_element(sorted.begin(), sorted.begin() + static_cast<std::ptrdiff_t>(rank), end);
+    return std::chrono::microseconds(sorted[rank]);
 }
 
 void RouteState::failed(std::size_t server, std::chrono::steady_clock::time_point now,

@@ -2,8 +2,10 @@
 // The order of servers for each new query follows the strategy.
 #pragma once
 
+#include <array>
 #include <chrono>
 #include <cstddef>
+#include <cstdint>
 #include <string>
 #include <vector>
 
@@ -20,6 +22,9 @@ struct ServerState {
     unsigned consecutive_failures = 0;
     std::chrono::steady_clock::time_point last_failure{};
     ServerCounts counts;  ///< since the start; kept across reconfigurations
+    /// The last round trips (microseconds), for the p90 the hedge strategy waits.
+    std::array<std::uint32_t, 32> recent_rtts{};
+    std::size_t rtt_samples = 0;  ///< ever taken; the newest is at (rtt_samples - 1) % 32
 };
 
 class RouteState {
@@ -38,6 +43,12 @@ public:
     /// An attempt that got no answer in time; counted as a timeout.
     void timed_out(std::size_t server, std::chrono::steady_clock::time_point now,
                    std::chrono::microseconds penalty) noexcept;
+
+    /// The server was slow enough that the next one was asked too (hedge).
+    void hedged(std::size_t server) noexcept { ++servers_[server].counts.hedged; }
+    /// The 90th percentile of the server's recent round trips; `fallback` before any.
+    [[nodiscard]] std::chrono::microseconds p90_rtt(std::size_t server,
+                                                    std::chrono::microseconds fallback) const;
 
     [[nodiscard]] const std::vector<ServerState>& servers() const noexcept { return servers_; }
 

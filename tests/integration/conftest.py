@@ -680,7 +680,17 @@ HOME_ZONE = (
 # --------------------------------------------------------------------------------------------
 
 def _loopback_address(addr: str) -> bool:
+    for scheme in ("tls://", "https://"):
+        addr = addr.removeprefix(scheme)
     return addr.startswith("127.0.0.1") or addr.startswith("[::1]")
+
+
+def _resolved_by_name(addr: str) -> bool:
+    """An encrypted upstream given by host name (resolved through upstream.bootstrap)."""
+    if not addr.startswith(("tls://", "https://")):
+        return False
+    host = addr.split("://", 1)[1].split("/", 1)[0].split("#", 1)[0].rsplit(":", 1)[0]
+    return any(c.isalpha() for c in host) and not host.startswith("[")
 
 
 class Daemon:
@@ -731,7 +741,13 @@ class Daemon:
             for cond in ups.get("conditional", []):
                 servers += cond.get("servers", [])
             assert ups.get("servers"), "every test config names its loopback upstreams"
+            bootstrap = ups.get("bootstrap", [])
+            for addr in bootstrap:
+                assert _loopback_address(addr), f"non-loopback bootstrap server {addr}"
             for addr in servers:
+                if _resolved_by_name(addr):
+                    assert bootstrap, f"{addr} is resolved by name: name loopback bootstrap servers"
+                    continue
                 assert _loopback_address(addr), f"non-loopback upstream {addr}"
             text = to_toml(cfg)
         else:

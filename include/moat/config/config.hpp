@@ -14,6 +14,8 @@
 #include <cstdint>
 #include <optional>
 #include <string>
+#include <string_view>
+#include <tl/expected.hpp>
 #include <vector>
 
 #include "moat/config/values.hpp"
@@ -49,6 +51,39 @@ struct ServerConfig {
 enum class UpstreamStrategy : std::uint8_t {
     failover,  ///< in order, skipping the unhealthy
     fastest,   ///< lowest smoothed RTT, with occasional probes of the others
+    hedge,     ///< in order, the next one also asked once hedge_delay passes without an answer
+};
+
+enum class UpstreamProtocol : std::uint8_t {
+    dns,    ///< plain DNS, UDP with TCP for truncated answers
+    tls,    ///< DNS over TLS (RFC 7858)
+    https,  ///< DNS over HTTPS (RFC 8484), HTTP/2
+};
+
+/// One entry of upstream.servers: "ADDR[:PORT]", "tls://ADDR[:PORT]#NAME", "tls://NAME[:PORT]",
+/// "https://HOST[:PORT]/PATH" (HOST a name or an address) or "https://ADDR[:PORT]/PATH#NAME".
+struct UpstreamServer {
+    UpstreamProtocol protocol = UpstreamProtocol::dns;
+    /// Absent when the server is given by name: resolved through upstream.bootstrap.
+    std::optional<IpAddress> address;
+    std::uint16_t port = 53;
+    std::string name;  ///< TLS and HTTPS: the name its certificate must carry (and SNI)
+    std::string path;  ///< HTTPS: the URL path, "/dns-query" by default
+    std::string text;  ///< as written, for logs and metrics
+
+    friend bool operator==(const UpstreamServer&, const UpstreamServer&) = default;
+};
+
+/// Reads an upstream.servers entry; the error says what is wrong with it.
+tl::expected<UpstreamServer, std::string> parse_upstream_server(std::string_view text);
+
+/// [[upstream.tls_pins]]: the certificate of the encrypted upstreams named `name` must carry one
+/// of these public keys (SHA-256 of the SubjectPublicKeyInfo, base64, as HPKP and curl write).
+struct TlsPin {
+    std::string name;
+    std::vector<std::string> sha256;
+
+    friend bool operator==(const TlsPin&, const TlsPin&) = default;
 };
 
 /// [[upstream.conditional]]: queries for `domains` (and their subdomains) go to `servers`.
@@ -61,12 +96,21 @@ struct ConditionalForward {
 
 /// [upstream]: where cache misses are forwarded.
 struct UpstreamConfig {
-    /// Port defaults to 53. Empty by default: the example config names public resolvers, and
-    /// with none configured the app decides the fallback (see docs/configuration.md).
-    std::vector<Endpoint> servers;
+    /// Port defaults to 53 (853 for tls://, 443 for https://). Empty by default: the example
+    /// config names public resolvers, and with none configured the app decides the fallback
+    /// (see docs/configuration.md).
+    std::vector<UpstreamServer> servers;
     UpstreamStrategy strategy = UpstreamStrategy::failover;
     Duration timeout{2000};        ///< per attempt on one server, 10ms..60s
     Duration total_timeout{5000};  ///< whole query before SERVFAIL, >= timeout, up to 120s
+    /// hedge: how long before the next server is asked too; absent: the server's p90 RTT.
+    std::optional<Duration> hedge_delay;
+    /// Plain DNS servers that resolve the names of encrypted upstreams (never the system's
+    /// resolver, which may be dnsmoat itself). Empty: the plain servers of `servers`.
+    std::vector<Endpoint> bootstrap;
+    /// PEM file of the CAs encrypted upstreams are verified against; "" for the system store.
+    std::string tls_ca_file;
+    std::vector<TlsPin> tls_pins;
     std::vector<ConditionalForward> conditional;
 
     friend bool operator==(const UpstreamConfig&, const UpstreamConfig&) = default;

@@ -1,16 +1,17 @@
-// Sends queries to upstream resolvers over UDP (TCP when the answer is truncated) and hands back
-// the first acceptable answer.
+// Sends queries to upstream resolvers over UDP (TCP when the answer is truncated), DNS over TLS or
+// DNS over HTTPS, and hands back the first acceptable answer.
 //
 // Per query: a random 16-bit ID from the kernel's CSPRNG, sent on a random socket of a small
 // pool, each on a random source port and replaced after a few hundred queries (udp_pool.hpp);
 // an answer counts only when it comes from the server's address and port, carries that ID and
 // the same question (name case-insensitively, type, class). Anything else is ignored and counted
 // (Stats::ignored), which keeps blind spoofing as hard as the ID and ports allow.
-// Servers are tried per the strategy; an attempt that times out or answers SERVFAIL, REFUSED,
-// NOTIMP or FORMERR moves to the next server, while earlier attempts stay open so a late answer
-// still wins. After total_timeout, or when every server has failed, the query fails.
-// Identical questions in flight (same route, same query bytes apart from the ID) share one
-// upstream query.
+// Servers are tried per the strategy (`hedge`: the next server is also asked once the current
+// one has been slower than its usual p90, and the first good answer wins); an attempt that times
+// out or answers SERVFAIL, REFUSED, NOTIMP or FORMERR moves to the next server, while earlier
+// attempts stay open so a late answer still wins. After total_timeout, or when every server has
+// failed, the query fails. Identical questions in flight (same route, same query bytes apart from
+// the ID) share one upstream query.
 //
 // Runs on one asio::io_context, from its thread only. Callbacks run on that thread; the reply
 // span is valid during the call only.
@@ -41,6 +42,7 @@ using Callback = std::function<void(const Result&)>;
 class RouteState;
 class Flight;
 class UdpPool;
+class EncryptedPool;
 
 class Forwarder {
 public:
@@ -76,6 +78,8 @@ private:
     std::unordered_map<std::string, std::shared_ptr<Flight>> flights_;
     std::shared_ptr<Stats> stats_;
     std::unique_ptr<UdpPool> pool_;  ///< the UDP sockets every query shares (udp_pool.hpp)
+    /// The DoT and DoH servers with their connections (encrypted_pool.hpp).
+    std::unique_ptr<EncryptedPool> encrypted_;
 };
 
 }  // namespace moat::upstream

@@ -33,6 +33,7 @@ struct ServerCounts {
     std::uint64_t answered = 0;  ///< usable answers
     std::uint64_t errors = 0;    ///< error answers, send and TCP failures
     std::uint64_t timeouts = 0;  ///< attempts it did not answer in time
+    std::uint64_t hedged = 0;    ///< times it was slow enough that the next server was asked too
 };
 
 /// What the forwarder knows of one server of one route, for /metrics and the API.

@@ -284,8 +284,10 @@ listen = ["[::1]", "127.0.0.2:9000"]
     ASSERT_TRUE(config) << to_string(config.error());
     EXPECT_EQ(config->server.listen.size(), 2U);
     EXPECT_EQ(config->server.listen[1].to_text(), "[::]:53");
-    EXPECT_EQ(config->upstream.servers[0].to_text(), "192.0.2.1:53");
-    EXPECT_EQ(config->upstream.servers[1].to_text(), "[2001:db8::53]:5300");
+    EXPECT_EQ(endpoint_text(*config->upstream.servers[0].address, config->upstream.servers[0].port),
+              "192.0.2.1:53");
+    EXPECT_EQ(endpoint_text(*config->upstream.servers[1].address, config->upstream.servers[1].port),
+              "[2001:db8::53]:5300");
     EXPECT_EQ(config->upstream.strategy, UpstreamStrategy::fastest);
     ASSERT_EQ(config->upstream.conditional.size(), 1U);
     EXPECT_EQ(config->upstream.conditional[0].domains,
@@ -445,6 +447,67 @@ TEST(Loader, EncryptedListenersNeedTheirCertificate) {
                "server.doh_path", "must start with '/'");
     expect_one("[server]\n\nproxy_protocol_from = [\"10.0.0.0/33\"]\n", Syntax::toml,
                Errc::bad_value, 3, "server.proxy_protocol_from[0]", "");
+}
+
+TEST(Loader, ReadsEncryptedUpstreams) {
+    const auto config = parse(R"([upstream]
+servers = ["9.9.9.9", "tls://9.9.9.9#dns.quad9.net", "tls://[2620:fe::fe]:8853#Dns.Quad9.net",
+           "tls://dns.example.net", "https://dns.example.net/q", "https://1.1.1.1",
+           "https://[::1]:8443/dns-query#local.test"]
+strategy = "hedge"
+hedge_delay = "40ms"
+bootstrap = ["127.0.0.1:5300"]
+tls_ca_file = "/etc/dnsmoat/ca.pem"
+
+[[upstream.tls_pins]]
+name = "dns.quad9.net"
+sha256 = ["AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA="]
+)",
+                              Syntax::toml, "t.toml");
+    ASSERT_TRUE(config) << to_string(config.error());
+    const UpstreamConfig& u = config->upstream;
+    ASSERT_EQ(u.servers.size(), 7U);
+    EXPECT_EQ(u.servers[0].protocol, UpstreamProtocol::dns);
+    EXPECT_EQ(u.servers[0].port, 53);
+    EXPECT_EQ(u.servers[1].protocol, UpstreamProtocol::tls);
+    EXPECT_EQ(u.servers[1].address->to_text(), "9.9.9.9");
+    EXPECT_EQ(u.servers[1].port, 853);
+    EXPECT_EQ(u.servers[1].name, "dns.quad9.net");
+    EXPECT_EQ(u.servers[2].port, 8853);
+    EXPECT_EQ(u.servers[2].name, "dns.quad9.net");   // lower case, as names compare
+    EXPECT_FALSE(u.servers[3].address.has_value());  // resolved through the bootstrap servers
+    EXPECT_EQ(u.servers[3].name, "dns.example.net");
+    EXPECT_EQ(u.servers[4].protocol, UpstreamProtocol::https);
+    EXPECT_EQ(u.servers[4].port, 443);
+    EXPECT_EQ(u.servers[4].path, "/q");
+    EXPECT_EQ(u.servers[5].path, "/dns-query");
+    EXPECT_EQ(u.servers[5].name, "1.1.1.1");  // checked against the certificate's IP entries
+    EXPECT_EQ(u.servers[6].port, 8443);
+    EXPECT_EQ(u.servers[6].name, "local.test");
+    EXPECT_EQ(u.servers[6].text, "https://[::1]:8443/dns-query#local.test");
+    EXPECT_EQ(u.strategy, UpstreamStrategy::hedge);
+    EXPECT_EQ(u.hedge_delay, Duration{40});
+    ASSERT_EQ(u.bootstrap.size(), 1U);
+    EXPECT_EQ(u.bootstrap[0].to_text(), "127.0.0.1:5300");
+    EXPECT_EQ(u.tls_ca_file, "/etc/dnsmoat/ca.pem");
+    ASSERT_EQ(u.tls_pins.size(), 1U);
+    EXPECT_EQ(u.tls_pins[0].name, "dns.quad9.net");
+}
+
+TEST(Loader, RejectsMalformedEncryptedUpstreams) {
+    expect_one("[upstream]\nservers = [\"tls://9.9.9.9#not a name\"]\n", Syntax::toml,
+               Errc::bad_value, 2, "upstream.servers[0]", "is not a host name");
+    expect_one("[upstream]\nservers = [\"quic://9.9.9.9\"]\n", Syntax::toml, Errc::bad_value, 2,
+               "upstream.servers[0]", "unknown scheme");
+    expect_one("[upstream]\nservers = [\"https://dns.test:99999/q\"]\nbootstrap = [\"1.2.3.4\"]\n",
+               Syntax::toml, Errc::bad_value, 2, "upstream.servers[0]", "DNS-over-HTTPS");
+    expect_one("[upstream]\nservers = [\"tls://dns.test#other.test\"]\nbootstrap = [\"1.2.3.4\"]\n",
+               Syntax::toml, Errc::bad_value, 2, "upstream.servers[0]", "given by address");
+    // A name with nothing to resolve it through.
+    expect_one("[upstream]\nservers = [\"tls://dns.test\"]\n", Syntax::toml, Errc::missing_key, 2,
+               "upstream.bootstrap", "to resolve dns.test");
+    expect_one("[upstream]\n[[upstream.tls_pins]]\nname = \"x.test\"\nsha256 = [\"abc\"]\n",
+               Syntax::toml, Errc::bad_value, 4, "upstream.tls_pins[0].sha256[0]", "base64");
 }
 
 class LoaderFiles : public ::testing::Test {

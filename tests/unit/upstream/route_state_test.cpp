@@ -182,6 +182,22 @@ TEST_F(RouteStateTest, FirstRttIsTakenThenSmoothed) {
     EXPECT_EQ(r.servers()[0].srtt, microseconds{9'000}) << "7/8 old + 1/8 new";
 }
 
+TEST_F(RouteStateTest, P90IsTheNearestRankOfTheLast32RoundTrips) {
+    RouteState r(three_servers(), nullptr);
+    EXPECT_EQ(r.p90_rtt(0, microseconds{7}), microseconds{7}) << "the fallback before any answer";
+    for (int i = 1; i <= 10; ++i) {
+        r.succeeded(0, microseconds{i * 1'000});
+    }
+    EXPECT_EQ(r.p90_rtt(0, {}), microseconds{9'000}) << "ceil(0.9 * 10) = 9th of 10";
+    for (int i = 0; i < 32; ++i) {
+        r.succeeded(0, microseconds{500});  // the old, slow ones leave the window
+    }
+    EXPECT_EQ(r.p90_rtt(0, {}), microseconds{500});
+    r.hedged(0);
+    EXPECT_EQ(r.servers()[0].counts.hedged, 1U);
+    EXPECT_EQ(r.p90_rtt(1, microseconds{3}), microseconds{3}) << "per server";
+}
+
 TEST_F(RouteStateTest, TimeoutPenaltyRaisesSrtt) {
     RouteState r(three_servers(), nullptr);
     r.succeeded(0, microseconds{1'000});
