@@ -10,7 +10,7 @@
 #            comparison tests (ldns, libknot) and of the integration tests (knotd, kdig, dig,
 #            dnspython, pytest, ip for network namespaces, openssl for a test CA, dnsperf,
 #            libfaketime for schedules, prometheus_client to parse /metrics, unbound as a DNS-over-TLS
-#            peer, curl for DoH), and the browser
+#            peer, curl and python3-h2 for DoH), and the browser
 #            test's Chromium with its npm packages (playwright-core, `npm ci` in tests/browser;
 #            Node.js and npm from Debian when the machine has none)
 #   fuzz     clang-14 with libFuzzer and the sanitizer runtimes, llvm-symbolizer
@@ -25,7 +25,7 @@ libspdlog-dev libcli11-dev libtomlplusplus-dev libgtest-dev libgmock-dev libbenc
 libre2-dev libcurl4-openssl-dev libsqlite3-dev libargon2-dev libssl-dev libnghttp2-dev ca-certificates python3 git"
     [test]="libldns-dev libknot-dev knot knot-dnsutils dnsutils python3-dnspython python3-pytest \
 clang-format clang-tidy shellcheck iproute2 openssl dnsperf faketime python3-prometheus-client \
-chromium python3-yaml unbound curl"
+chromium python3-yaml unbound curl python3-h2"
     [fuzz]="clang-14 libfuzzer-14-dev libclang-rt-14-dev llvm-14"
     [aarch64]="g++-aarch64-linux-gnu qemu-user libgtest-dev:arm64 libgmock-dev:arm64 \
 libre2-dev:arm64 libspdlog-dev:arm64 libfmt-dev:arm64 libcurl4-openssl-dev:arm64 \

@@ -54,8 +54,7 @@ template <typename Stream>
 void DohConnection<Stream>::start_http2() {
     protocol_ = Protocol::http2;
     http::H2Limits limits;
-    limits.max_concurrent_streams = std::max<std::uint32_t>(
-        kMinH2Streams, static_cast<std::uint32_t>(options_.tcp_max_pipelined));
+    limits.max_concurrent_streams = static_cast<std::uint32_t>(h2_stream_limit());
     limits.max_request_body_bytes = kMaxDnsMessage;
     h2_ = std::make_unique<http::H2ServerSession>(
         limits, [this](std::uint32_t stream, const http::H2Request& r) {
@@ -88,7 +87,18 @@ void DohConnection<Stream>::drain() {
 
 template <typename Stream>
 bool DohConnection<Stream>::pipeline_full() const noexcept {
+    if (protocol_ == Protocol::http2) {
+        // A stream the client resets stops counting against its stream limit while its query
+        // still runs here (the HTTP/2 "rapid reset" attack, CVE-2023-44487): reading stops
+        // while as many queries as the limit allows are unanswered, reset or not.
+        return unanswered_ >= h2_stream_limit();
+    }
     return protocol_ == Protocol::http1 && http1_.size() >= options_.tcp_max_pipelined;
+}
+
+template <typename Stream>
+std::size_t DohConnection<Stream>::h2_stream_limit() const noexcept {
+    return std::max<std::size_t>(kMinH2Streams, options_.tcp_max_pipelined);
 }
 
 template <typename Stream>
@@ -283,6 +293,7 @@ void DohConnection<Stream>::answer_http2(std::uint32_t stream, int status,
                  answer);
     if (!taking_) {  // inside receive() nghttp2 must not be asked for output
         flush();
+        read_more();  // reading stopped while the limit of queries was unanswered
         close_if_done();
     }
 }

@@ -70,6 +70,8 @@ private:
     void close_if_done();
     void close();
     [[nodiscard]] bool pipeline_full() const noexcept;
+    /// Streams open at once, and queries one HTTP/2 connection may have unanswered.
+    [[nodiscard]] std::size_t h2_stream_limit() const noexcept;
 
     Stream stream_;
     asio::steady_timer idle_timer_;

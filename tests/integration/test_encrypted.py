@@ -456,3 +456,55 @@ def test_proxy_header_from_an_untrusted_source_is_not_believed(upstream, moat, p
     time.sleep(0.3)
     assert not [x for x in log_rows(d) if x["client"] == "192.168.7.9"]
     assert d.alive()
+
+
+# --------------------------------------------------------------------------------------------
+# HTTP/2 abuse
+# --------------------------------------------------------------------------------------------
+
+def test_doh_rapid_reset_cannot_queue_unbounded_work(upstream, moat, pki, tmp_path):
+    """CVE-2023-44487: a client that opens a stream, sends a query and resets the stream at once
+    frees its stream slot while the query still runs. dnsmoat stops reading from a connection
+    while its stream limit (100) of queries is unanswered, reset or not."""
+    import h2.config
+    import h2.connection
+
+    names = [f"r{i}.enc.test" for i in range(400)]
+    for n in names:
+        upstream.add(n, "A", "192.0.2.7")
+        upstream.rule(n, ("delay", 1.5), "answer")
+    cfg = encrypted_config(upstream, pki, tmp_path, idle_timeout="30s")
+    cfg["upstream"].update({"timeout": "3s", "total_timeout": "4s"})  # the queries stay pending
+    d = moat(cfg)
+    conn = h2.connection.H2Connection(h2.config.H2Configuration(client_side=True))
+    sock = tls_connect(port_of(d, "doh"), pki["ca"], alpn=["h2"])
+    assert sock.selected_alpn_protocol() == "h2"
+    sock.settimeout(0.5)
+    conn.initiate_connection()
+    sock.sendall(conn.data_to_send())
+    sent = 0
+    deadline = time.monotonic() + 1.0
+    try:
+        for n in names:
+            if time.monotonic() > deadline:
+                break
+            stream = conn.get_next_available_stream_id()
+            conn.send_headers(stream, [(":method", "POST"), (":path", "/dns-query"),
+                                       (":scheme", "https"), (":authority", NAME),
+                                       ("content-type", "application/dns-message")])
+            conn.send_data(stream, make_query(n, "A", id=0).to_wire(), end_stream=True)
+            conn.reset_stream(stream)
+            sock.sendall(conn.data_to_send())
+            sent += 1
+    except (socket.timeout, ssl.SSLError, OSError):
+        pass  # the server stopped reading: our writes back up, as they should
+    time.sleep(0.5)
+    asked = len([q for q in upstream.queries() if q.qname and q.qname.startswith("r")])
+    print(f"rapid reset: {sent} streams sent and reset, {asked} queries reached the upstream")
+    assert sent > 150, f"the client sent only {sent} streams; the test proves nothing"
+    assert asked <= 100, f"{asked} upstream queries for {sent} reset streams"
+    # Other clients are served meanwhile.
+    with tls_connect(port_of(d, "dot"), pki["ca"]) as s:
+        s.sendall(framed(make_query("www.enc.test", "A", id=0x2601)))
+        assert 0x2601 in read_frames(s, [0x2601], timeout=3)
+    sock.close()
