@@ -451,8 +451,8 @@ TEST(Loader, EncryptedListenersNeedTheirCertificate) {
 
 TEST(Loader, ReadsEncryptedUpstreams) {
     const auto config = parse(R"([upstream]
-servers = ["9.9.9.9", "tls://9.9.9.9#dns.quad9.net", "tls://[2620:fe::fe]:8853#Dns.Quad9.net",
-           "tls://dns.example.net", "https://dns.example.net/q", "https://1.1.1.1",
+servers = ["192.0.2.9", "tls://192.0.2.9#dns.example.net", "tls://[2001:db8::fe]:8853#Dns.Example.net",
+           "tls://dot.example.net", "https://dns.example.net/q", "https://192.0.2.11",
            "https://[::1]:8443/dns-query#local.test"]
 strategy = "hedge"
 hedge_delay = "40ms"
@@ -460,7 +460,7 @@ bootstrap = ["127.0.0.1:5300"]
 tls_ca_file = "/etc/dnsmoat/ca.pem"
 
 [[upstream.tls_pins]]
-name = "dns.quad9.net"
+name = "dns.example.net"
 sha256 = ["AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA="]
 )",
                               Syntax::toml, "t.toml");
@@ -470,18 +470,18 @@ sha256 = ["AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA="]
     EXPECT_EQ(u.servers[0].protocol, UpstreamProtocol::dns);
     EXPECT_EQ(u.servers[0].port, 53);
     EXPECT_EQ(u.servers[1].protocol, UpstreamProtocol::tls);
-    EXPECT_EQ(u.servers[1].address->to_text(), "9.9.9.9");
+    EXPECT_EQ(u.servers[1].address->to_text(), "192.0.2.9");
     EXPECT_EQ(u.servers[1].port, 853);
-    EXPECT_EQ(u.servers[1].name, "dns.quad9.net");
+    EXPECT_EQ(u.servers[1].name, "dns.example.net");
     EXPECT_EQ(u.servers[2].port, 8853);
-    EXPECT_EQ(u.servers[2].name, "dns.quad9.net");   // lower case, as names compare
-    EXPECT_FALSE(u.servers[3].address.has_value());  // resolved through the bootstrap servers
-    EXPECT_EQ(u.servers[3].name, "dns.example.net");
+    EXPECT_EQ(u.servers[2].name, "dns.example.net");  // lower case, as names compare
+    EXPECT_FALSE(u.servers[3].address.has_value());   // resolved through the bootstrap servers
+    EXPECT_EQ(u.servers[3].name, "dot.example.net");
     EXPECT_EQ(u.servers[4].protocol, UpstreamProtocol::https);
     EXPECT_EQ(u.servers[4].port, 443);
     EXPECT_EQ(u.servers[4].path, "/q");
     EXPECT_EQ(u.servers[5].path, "/dns-query");
-    EXPECT_EQ(u.servers[5].name, "1.1.1.1");  // checked against the certificate's IP entries
+    EXPECT_EQ(u.servers[5].name, "192.0.2.11");  // checked against the certificate's IP entries
     EXPECT_EQ(u.servers[6].port, 8443);
     EXPECT_EQ(u.servers[6].name, "local.test");
     EXPECT_EQ(u.servers[6].text, "https://[::1]:8443/dns-query#local.test");
@@ -491,13 +491,13 @@ sha256 = ["AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA="]
     EXPECT_EQ(u.bootstrap[0].to_text(), "127.0.0.1:5300");
     EXPECT_EQ(u.tls_ca_file, "/etc/dnsmoat/ca.pem");
     ASSERT_EQ(u.tls_pins.size(), 1U);
-    EXPECT_EQ(u.tls_pins[0].name, "dns.quad9.net");
+    EXPECT_EQ(u.tls_pins[0].name, "dns.example.net");
 }
 
 TEST(Loader, RejectsMalformedEncryptedUpstreams) {
-    expect_one("[upstream]\nservers = [\"tls://9.9.9.9#not a name\"]\n", Syntax::toml,
+    expect_one("[upstream]\nservers = [\"tls://192.0.2.9#not a name\"]\n", Syntax::toml,
                Errc::bad_value, 2, "upstream.servers[0]", "is not a host name");
-    expect_one("[upstream]\nservers = [\"quic://9.9.9.9\"]\n", Syntax::toml, Errc::bad_value, 2,
+    expect_one("[upstream]\nservers = [\"quic://192.0.2.9\"]\n", Syntax::toml, Errc::bad_value, 2,
                "upstream.servers[0]", "unknown scheme");
     expect_one("[upstream]\nservers = [\"https://dns.test:99999/q\"]\nbootstrap = [\"1.2.3.4\"]\n",
                Syntax::toml, Errc::bad_value, 2, "upstream.servers[0]", "DNS-over-HTTPS");
