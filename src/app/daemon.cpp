@@ -14,6 +14,7 @@
 #include <tl/expected.hpp>
 
 #include "api_routes.hpp"
+#include "capability_shedding.hpp"
 #include "config_store.hpp"
 #include "config_watcher.hpp"
 #include "control_socket.hpp"
@@ -32,8 +33,11 @@
 #include "moat/upstream/address.hpp"
 #include "moat/upstream/forwarder.hpp"
 #include "neighbour_table.hpp"
+#include "privileges.hpp"
 #include "query_log.hpp"
 #include "rest_api.hpp"
+#include "socket_activation.hpp"
+#include "systemd_notify.hpp"
 #include "wiring.hpp"
 #include "worker.hpp"
 
@@ -42,6 +46,8 @@ namespace {
 
 constexpr int kExitConfig = 78;       // EX_CONFIG
 constexpr int kExitUnavailable = 69;  // EX_UNAVAILABLE
+/// How often STATUS= is refreshed when no watchdog asks for more.
+constexpr std::chrono::seconds kStatusInterval{10};
 
 /// Everything a (re)load produces before it touches the running daemon.
 struct Loaded {
@@ -108,9 +114,33 @@ std::vector<config::Endpoint> api_listen(const config::ApiConfig& c) {
     return out;
 }
 
+/// The server's options from the config, with the sockets systemd bound in its place.
+server::ServerOptions server_options_with(const config::Config& c,
+                                          const std::vector<ActivatedSocket>& activated) {
+    server::ServerOptions o = server_options(c);
+    for (const ActivatedSocket& a : activated) {
+        o.inherited.push_back(a.socket);
+    }
+    return o;
+}
+
+/// The directories the daemon writes once it runs as its own user.
+std::vector<std::filesystem::path> writable_dirs(const config::Config& c) {
+    std::vector<std::filesystem::path> dirs;
+    dirs.emplace_back(c.lists.state_dir);
+    if (c.querylog.enabled) {
+        dirs.push_back(std::filesystem::path(c.querylog.path).parent_path());
+    }
+    if (!c.server.control_socket.empty()) {
+        dirs.push_back(std::filesystem::path(c.server.control_socket).parent_path());
+    }
+    return dirs;
+}
+
 class Daemon final : public RestBackend {
 public:
-    Daemon(Launch launch, const std::shared_ptr<Loaded>& loaded)
+    Daemon(Launch launch, const std::shared_ptr<Loaded>& loaded,
+           std::vector<ActivatedSocket> activated)
         : launch_(std::move(launch)),
           config_(loaded->config),
           store_(launch_.config_file),
@@ -119,19 +149,19 @@ public:
                                             : std::make_shared<const filter::Snapshot>()),
           cache_(make_cache(clock_, config_)),
           forwarder_(io_, upstream_options(config_)),
-          query_log_(QueryLog::start(config_.querylog, &stats_)),
           path_(std::make_shared<engine::Engine>(engine_options_of(config_),
                                                  std::move(loaded->zone), publisher_, cache_),
                 forwarder_),
-          server_(io_, server_options(config_), path_),
+          server_(io_, server_options_with(config_, activated), path_),
+          activated_(std::move(activated)),
           signals_(io_, SIGHUP, SIGTERM, SIGINT),
           drain_timer_(io_),
+          status_timer_(io_),
           refresher_(io_, [this] { recompile_lists(); }),
           control_(io_, [this](const std::string& line) { return control(line); }),
           rest_(*this, auth_options(config_.api)),
           watcher_(io_, [this] { file_changed(); }) {
         signals_.add(SIGUSR1);
-        path_.set_log(query_log_ ? &query_log_->queue() : nullptr);
     }
 
     ~Daemon() override {
@@ -147,37 +177,35 @@ public:
             spdlog::error("cannot listen: {}", started.error());
             return kExitUnavailable;
         }
-        for (const auto& l : config_.server.listen) {
-            spdlog::info("listening on {} (udp and tcp)", l.to_text());
-        }
-        for (const auto& l : config_.server.dot) {
-            spdlog::info("listening on {} (dns over tls)", l.to_text());
-        }
-        for (const auto& l : config_.server.doh) {
-            spdlog::info("listening on {} (dns over https, {})", l.to_text(),
-                         config_.server.doh_path);
-        }
-        for (const auto& l : config_.server.doh_plain) {
-            spdlog::info("listening on {} (dns over plain http for a tls proxy, {})", l.to_text(),
-                         config_.server.doh_path);
-        }
+        log_listeners();
         if (config_.upstream.servers.empty()) {
             spdlog::info("no upstream configured: forwarding to Quad9 (9.9.9.9, 149.112.112.112)");
         }
         wait_for_signal();
+        start_api(config_.api);  // before the privilege drop: its port may be a low one too
+        auto dropped = drop_privileges(config_.server.user, writable_dirs(config_));
+        if (!dropped) {
+            spdlog::error("{}", dropped.error());
+            return kExitUnavailable;
+        }
+        report(*dropped);
+        // From here on the daemon runs unprivileged and writes files as its own user.
+        query_log_ = QueryLog::start(config_.querylog, &stats_);
+        path_.set_log(query_log_ ? &query_log_->queue() : nullptr);
         if (!config_.server.control_socket.empty()) {
             if (auto error = control_.open(config_.server.control_socket); !error.empty()) {
                 spdlog::warn("{}; `dnsmoat pause` will not reach this daemon", error);
             }
         }
         refresher_.configure(config_);
-        start_api(config_.api);
         rebuild_stats();
         if (launch_.config_file && !watcher_.watch(*launch_.config_file)) {
             spdlog::info("config: cannot watch {} for edits; reload with SIGHUP",
                          launch_.config_file->string());
         }
         spdlog::info("dnsmoat {} ready", version());
+        notifier_.ready(status_line());
+        tick_status();
         io_.run();
         spdlog::info("dnsmoat stopped");
         return 0;
@@ -208,6 +236,85 @@ public:
     void post(std::function<void()> job) override { asio::post(io_, std::move(job)); }
 
 private:
+    void log_listeners() const {
+        for (const ActivatedSocket& a : activated_) {
+            spdlog::info("listening on {} {}", a.description, handed_over_by());
+        }
+        const auto from_systemd = [this](server::ListenerKind kind) {
+            return std::any_of(activated_.begin(), activated_.end(),
+                               [kind](const ActivatedSocket& a) { return a.socket.kind == kind; });
+        };
+        if (!from_systemd(server::ListenerKind::dns)) {
+            for (const auto& l : config_.server.listen) {
+                spdlog::info("listening on {} (udp and tcp)", l.to_text());
+            }
+        }
+        if (!from_systemd(server::ListenerKind::dot)) {
+            for (const auto& l : config_.server.dot) {
+                spdlog::info("listening on {} (dns over tls)", l.to_text());
+            }
+        }
+        if (!from_systemd(server::ListenerKind::doh)) {
+            for (const auto& l : config_.server.doh) {
+                spdlog::info("listening on {} (dns over https, {})", l.to_text(),
+                             config_.server.doh_path);
+            }
+        }
+        if (!from_systemd(server::ListenerKind::doh_plain)) {
+            for (const auto& l : config_.server.doh_plain) {
+                spdlog::info("listening on {} (dns over plain http for a tls proxy, {})",
+                             l.to_text(), config_.server.doh_path);
+            }
+        }
+    }
+
+    static void report(const PrivilegeDrop& dropped) {
+        if (dropped.as_root) {
+            spdlog::warn("{}", dropped.summary);
+        } else if (!dropped.summary.empty()) {
+            spdlog::info("{}", dropped.summary);
+        }
+        for (const std::string& w : dropped.warnings) {
+            spdlog::warn("{}", w);
+        }
+    }
+
+    /// One line for `systemctl status`: what is loaded and what happened since the start.
+    [[nodiscard]] std::string status_line() const {
+        const auto& by_outcome = path_.metrics().by_outcome;
+        std::uint64_t total = 0;
+        for (const auto& counter : by_outcome) {
+            total += counter.value();
+        }
+        const auto count = [&](engine::Outcome o) {
+            return by_outcome[static_cast<std::size_t>(o)].value();
+        };
+        const std::uint64_t blocked =
+            count(engine::Outcome::blocked) + count(engine::Outcome::refused);
+        const std::uint64_t percent = total == 0 ? 0 : blocked * 100 / total;
+        return fmt::format("{} rules; {} queries, {} blocked ({}%), {} from the cache", rules(),
+                           total, blocked, percent, count(engine::Outcome::cached));
+    }
+
+    /// WATCHDOG=1 and a fresh STATUS= from the event loop itself, so a stuck loop is noticed.
+    void tick_status() {
+        if (!notifier_.enabled() || stopping_) {
+            return;
+        }
+        notifier_.status(status_line());
+        std::chrono::steady_clock::duration every = kStatusInterval;
+        if (const auto watchdog = notifier_.watchdog_interval()) {
+            notifier_.watchdog();
+            every = std::min<std::chrono::steady_clock::duration>(*watchdog, every);
+        }
+        status_timer_.expires_after(every);
+        status_timer_.async_wait([this](const std::error_code& ec) {
+            if (!ec) {
+                tick_status();
+            }
+        });
+    }
+
     /// The statistics of the last day from the query log, once at start, on the API's worker:
     /// rows up to now (later ones reach the statistics through the log writer).
     void rebuild_stats() {
@@ -379,6 +486,7 @@ private:
             return;
         }
         reloading_ = true;
+        notifier_.reloading();
         running_done_ = std::move(next_done_);
         next_done_.clear();
         spdlog::info("reload: reading {}", launch_.config_file ? launch_.config_file->string()
@@ -407,6 +515,7 @@ private:
                 }
                 running_done_.clear();
                 reloading_ = false;
+                notifier_.ready(status_line());
                 if ((reload_again_ || !next_done_.empty()) && !stopping_) {
                     reload_again_ = false;
                     reload();
@@ -479,6 +588,8 @@ private:
             return;
         }
         stopping_ = true;
+        notifier_.stopping();
+        status_timer_.cancel();
         spdlog::info("shutting down: answering {} queries in flight", path_.in_flight());
         signals_.cancel();
         control_.close();
@@ -523,8 +634,11 @@ private:
     std::unique_ptr<QueryLog> query_log_;  // before path_, which points into its queue
     server::QueryPath path_;
     server::Server server_;
+    std::vector<ActivatedSocket> activated_;
+    SystemdNotifier notifier_ = SystemdNotifier::from_environment();
     asio::signal_set signals_;
     asio::steady_timer drain_timer_;
+    asio::steady_timer status_timer_;
     std::chrono::steady_clock::time_point drain_deadline_;
     std::uint64_t generation_ = 0;  ///< of the applied config, counted by apply()
     bool reloading_ = false;
@@ -545,7 +659,7 @@ private:
 
 }  // namespace
 
-int run_daemon(const Launch& launch) {
+int run_daemon(const Launch& launch, char** argv) {
     auto c = load_config(launch);
     if (!c) {
         setup_logging(config::LogLevel::info);
@@ -557,8 +671,14 @@ int run_daemon(const Launch& launch) {
         "dnsmoat {} starting with {}", version(),
         launch.config_file ? launch.config_file->string() : std::string("the embedded defaults"));
     std::signal(SIGPIPE, SIG_IGN);  // a client closing TCP early must not kill the daemon
+    shed_capabilities_by_reexec(*c, argv);
+    auto activated = sockets_from_systemd();
+    if (!activated) {
+        spdlog::error("{}", activated.error());
+        return kExitUnavailable;
+    }
     auto loaded = prepare(std::move(*c), !launch.config_file.has_value());
-    Daemon daemon(launch, loaded);
+    Daemon daemon(launch, loaded, std::move(*activated));
     return daemon.run();
 }
 

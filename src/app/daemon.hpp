@@ -7,7 +7,8 @@
 namespace moat::app {
 
 /// Runs the daemon; returns the process exit status (0 after SIGTERM, 78 for a bad config,
-/// 69 when a listen address cannot be bound).
-int run_daemon(const Launch& launch);
+/// 69 when a listen address cannot be bound). `argv` is the command line, for running itself
+/// again without capabilities (capability_shedding.hpp).
+int run_daemon(const Launch& launch, char** argv);
 
 }  // namespace moat::app

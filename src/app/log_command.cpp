@@ -9,6 +9,7 @@
 #include "moat/config/values.hpp"
 #include "moat/querylog/database.hpp"
 #include "moat/wire/type_names.hpp"
+#include "privileges.hpp"
 
 namespace moat::app {
 namespace {
@@ -128,6 +129,10 @@ int run_log(const Launch& launch, const LogQuery& query) {
     if (!search) {
         std::cerr << "dnsmoat log: " << search.error() << "\n";
         return 2;
+    }
+    if (!become_owner_of(c->querylog.path)) {
+        std::cerr << "dnsmoat log: cannot switch to the owner of " << c->querylog.path << "\n";
+        return 1;
     }
     auto db = querylog::Database::open(c->querylog.path, querylog::Database::Mode::read);
     if (!db) {

@@ -45,6 +45,11 @@ std::optional<std::filesystem::path> config_to_use(const std::string& given) {
     if (std::filesystem::exists(kDefaultConfig, ec)) {
         return std::filesystem::path(kDefaultConfig);
     }
+    if (ec && ec != std::errc::no_such_file_or_directory) {
+        // There may be one we cannot see (the packaged /etc/dnsmoat is root:dnsmoat 0770):
+        // reading it reports why, rather than silently running on the embedded defaults.
+        return std::filesystem::path(kDefaultConfig);
+    }
     return std::nullopt;
 }
 
@@ -195,7 +200,7 @@ int run_main(int argc, char** argv) {
         return moat::app::run_pause(launch, control_path, *pause ? pause_for : "", pause_group);
     }
     if (*run) {
-        return moat::app::run_daemon(launch);
+        return moat::app::run_daemon(launch, argv);
     }
     std::cout << app.help();
     return 0;

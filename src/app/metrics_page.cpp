@@ -3,6 +3,7 @@
 #include <unistd.h>
 
 #include <array>
+#include <ctime>
 #include <fstream>
 #include <sstream>
 
@@ -212,9 +213,12 @@ void process(TextWriter& w) {
     // utime, stime, starttime and rss are fields 14, 15, 22 and 24 of stat(5); f[0] is field 3.
     const double cpu = (std::stod(f[11]) + std::stod(f[12])) / ticks;
     const double rss = std::stod(f[21]) * page;
-    std::ifstream uptime_file("/proc/uptime");
-    double uptime = 0;
-    uptime_file >> uptime;
+    // Seconds since boot from the clock /proc/uptime reads, without /proc/uptime itself, which
+    // the unit's ProcSubset=pid hides.
+    timespec boot{};
+    ::clock_gettime(CLOCK_BOOTTIME, &boot);
+    const double uptime =
+        static_cast<double>(boot.tv_sec) + static_cast<double>(boot.tv_nsec) / 1e9;
     const double started_ago = uptime - std::stod(f[19]) / ticks;
     const auto now = static_cast<double>(std::time(nullptr));
     w.family("process_cpu_seconds_total", "CPU time used, user and system.", Type::counter);

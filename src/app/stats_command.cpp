@@ -10,6 +10,7 @@
 #include "launch.hpp"
 #include "moat/config/values.hpp"
 #include "moat/querylog/database.hpp"
+#include "privileges.hpp"
 
 namespace moat::app {
 namespace {
@@ -123,6 +124,10 @@ int run_stats(const Launch& launch, const StatsQuery& query) {
         request.from_us -= request.from_us % request.interval_us;
     }
     request.top = query.top;
+    if (!become_owner_of(c->querylog.path)) {
+        std::cerr << "dnsmoat stats: cannot switch to the owner of " << c->querylog.path << "\n";
+        return 1;
+    }
     auto db = querylog::Database::open(c->querylog.path, querylog::Database::Mode::read);
     if (!db) {
         std::cerr << "dnsmoat stats: " << db.error() << "\n";

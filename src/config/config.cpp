@@ -18,7 +18,12 @@ std::vector<Cidr> default_allowed_clients() {
 Config defaults() { return Config{}; }
 
 const char* to_text(UpstreamStrategy v) noexcept {
-    return v == UpstreamStrategy::fastest ? "fastest" : "failover";
+    switch (v) {
+        case UpstreamStrategy::failover: return "failover";
+        case UpstreamStrategy::fastest: return "fastest";
+        case UpstreamStrategy::hedge: return "hedge";
+    }
+    return "failover";
 }
 
 const char* to_text(ListFormat v) noexcept {

@@ -229,6 +229,12 @@ tl::expected<void, std::string> write_file_atomically(const std::filesystem::pat
         }
         done += static_cast<std::size_t>(n);
     }
+    if (existed && (old.st_uid != ::geteuid() || old.st_gid != ::getegid())) {
+        // Root editing the service's file (`sudo dnsmoat password-hash --config ...`) must
+        // leave it to its owner and group, or the daemon could not read it any more. Others
+        // cannot give a file away; their copy stays theirs, as the rename makes it anyway.
+        (void)::fchown(fd, old.st_uid, old.st_gid);
+    }
     if (::fchmod(fd, mode) != 0 || ::fsync(fd) != 0) {
         const std::string error = errno_text("cannot sync", temp);
         ::close(fd);

@@ -46,6 +46,7 @@ void endpoints(TableReader& t, std::string_view key, std::vector<Endpoint>& out,
 void read_server(TableReader& t, ServerConfig& out) {
     endpoints(t, "listen", out.listen, 0, 1);
     t.string("control_socket", out.control_socket);
+    t.string("user", out.user);
     endpoints(t, "dot", out.dot, 853, 0);
     endpoints(t, "doh", out.doh, 443, 0);
     endpoints(t, "doh_plain", out.doh_plain, 80, 0);
@@ -281,7 +282,7 @@ bool read_argon2_hash(TableReader& t, const Node& n, const std::string& path, st
     if (!n.text.starts_with("$argon2id$") || n.text.size() > 512) {
         t.context().error(Errc::bad_value, n.line, path,
                           "is not an Argon2id hash (\"$argon2id$v=19$...\"); make one with "
-                          "`dnsmoat password`");
+                          "`dnsmoat password-hash`");
         return false;
     }
     out = n.text;

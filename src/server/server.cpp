@@ -1,5 +1,6 @@
 #include "moat/server/server.hpp"
 
+#include <algorithm>
 #include <array>
 #include <utility>
 
@@ -21,38 +22,91 @@ Server::Server(asio::io_context& io, ServerOptions options, QueryPath& path)
 
 Server::~Server() = default;
 
+namespace {
+
+StreamKind stream_kind_of(ListenerKind kind) noexcept {
+    switch (kind) {
+        case ListenerKind::dns: return StreamKind::tcp;
+        case ListenerKind::dot: return StreamKind::dot;
+        case ListenerKind::doh: return StreamKind::doh;
+        case ListenerKind::doh_plain: return StreamKind::doh_plain;
+    }
+    return StreamKind::tcp;
+}
+
+}  // namespace
+
+bool Server::inherits(ListenerKind kind) const noexcept {
+    return std::any_of(options_.inherited.begin(), options_.inherited.end(),
+                       [kind](const InheritedSocket& s) { return s.kind == kind; });
+}
+
 tl::expected<void, std::string> Server::start() {
-    if (!options_.dot.empty() || !options_.doh.empty()) {
+    if (!options_.dot.empty() || !options_.doh.empty() || inherits(ListenerKind::dot) ||
+        inherits(ListenerKind::doh)) {
         if (auto loaded = tls_->load(options_.tls_certificate, options_.tls_private_key); !loaded) {
             return loaded;
         }
     }
-    for (const ListenAddress& l : options_.listen) {
-        const auto address = to_asio(l.address);
-        auto udp =
-            std::make_unique<UdpListener>(io_, asio::ip::udp::endpoint{address, l.port}, path_);
-        if (auto started = udp->start(); !started) {
-            return started;
+    for (const InheritedSocket& s : options_.inherited) {
+        if (auto adopted = adopt(s); !adopted) {
+            return adopted;
         }
-        udp_.push_back(std::move(udp));
     }
-    const std::array<std::pair<const std::vector<ListenAddress>*, StreamKind>, 4> streams{{
-        {&options_.listen, StreamKind::tcp},
-        {&options_.dot, StreamKind::dot},
-        {&options_.doh, StreamKind::doh},
-        {&options_.doh_plain, StreamKind::doh_plain},
+    if (!inherits(ListenerKind::dns)) {
+        for (const ListenAddress& l : options_.listen) {
+            const auto address = to_asio(l.address);
+            auto udp =
+                std::make_unique<UdpListener>(io_, asio::ip::udp::endpoint{address, l.port}, path_);
+            if (auto started = udp->start(); !started) {
+                return started;
+            }
+            udp_.push_back(std::move(udp));
+        }
+    }
+    const std::array<std::pair<const std::vector<ListenAddress>*, ListenerKind>, 4> streams{{
+        {&options_.listen, ListenerKind::dns},
+        {&options_.dot, ListenerKind::dot},
+        {&options_.doh, ListenerKind::doh},
+        {&options_.doh_plain, ListenerKind::doh_plain},
     }};
     for (const auto& [addresses, kind] : streams) {
+        if (inherits(kind)) {
+            continue;  // systemd bound this kind's sockets
+        }
         for (const ListenAddress& l : *addresses) {
             auto listener = std::make_unique<StreamListener>(
-                io_, asio::ip::tcp::endpoint{to_asio(l.address), l.port}, kind, path_, options_,
-                stream_totals_, *tls_);
+                io_, asio::ip::tcp::endpoint{to_asio(l.address), l.port}, stream_kind_of(kind),
+                path_, options_, stream_totals_, *tls_);
             if (auto started = listener->start(); !started) {
                 return started;
             }
             streams_.push_back(std::move(listener));
         }
     }
+    return {};
+}
+
+tl::expected<void, std::string> Server::adopt(const InheritedSocket& s) {
+    if (s.datagram) {
+        if (s.kind != ListenerKind::dns) {
+            return tl::unexpected("inherited socket " + std::to_string(s.fd) +
+                                  ": a datagram socket serves plain DNS only");
+        }
+        auto udp = std::make_unique<UdpListener>(io_, asio::ip::udp::endpoint{}, path_);
+        if (auto adopted = udp->adopt(s.fd); !adopted) {
+            return adopted;
+        }
+        udp_.push_back(std::move(udp));
+        return {};
+    }
+    auto listener =
+        std::make_unique<StreamListener>(io_, asio::ip::tcp::endpoint{}, stream_kind_of(s.kind),
+                                         path_, options_, stream_totals_, *tls_);
+    if (auto adopted = listener->adopt(s.fd); !adopted) {
+        return adopted;
+    }
+    streams_.push_back(std::move(listener));
     return {};
 }
 

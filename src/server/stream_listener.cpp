@@ -11,6 +11,7 @@
 #include "doh_connection.hpp"
 #include "moat/server/proxy_header.hpp"
 #include "moat/upstream/address.hpp"
+#include "socket_family.hpp"
 
 namespace moat::server {
 
@@ -93,6 +94,29 @@ tl::expected<void, std::string> StreamListener::start() {
         return tl::unexpected(std::string(kind_text(kind_)) + " " +
                               endpoint_text(from_asio(endpoint_.address()), endpoint_.port()) +
                               ": " + ec.message());
+    }
+    accept();
+    return {};
+}
+
+tl::expected<void, std::string> StreamListener::adopt(int fd) {
+    const auto family = inet_family(fd);
+    if (!family) {
+        return tl::unexpected("inherited socket " + std::to_string(fd) +
+                              " is not a bound IPv4 or IPv6 socket");
+    }
+    std::error_code ec;
+    acceptor_.assign(protocol_of<asio::ip::tcp>(*family), fd, ec);
+    if (!ec) {
+        endpoint_ = acceptor_.local_endpoint(ec);
+    }
+    if (!ec) {
+        // Already listening when systemd made it; listening again only sets the backlog.
+        acceptor_.listen(asio::socket_base::max_listen_connections, ec);
+    }
+    if (ec) {
+        return tl::unexpected(std::string("inherited ") + kind_text(kind_) + " socket " +
+                              std::to_string(fd) + ": " + ec.message());
     }
     accept();
     return {};

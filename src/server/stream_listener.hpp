@@ -34,6 +34,9 @@ public:
                    QueryPath& path, const ServerOptions& options,
                    std::shared_ptr<StreamTotals> totals, const TlsContexts& tls);
     tl::expected<void, std::string> start();
+    /// Accepts on `fd`, a TCP socket bound and listening before the daemon started (socket
+    /// activation), instead of binding the endpoint; the listener owns it from here.
+    tl::expected<void, std::string> adopt(int fd);
     void stop_accepting();
     [[nodiscard]] const StreamShared& shared() const noexcept { return *shared_; }
 

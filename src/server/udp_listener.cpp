@@ -8,6 +8,7 @@
 #include <cstring>
 
 #include "moat/upstream/address.hpp"
+#include "socket_family.hpp"
 
 namespace moat::server {
 
@@ -39,6 +40,27 @@ tl::expected<void, std::string> UdpListener::start() {
     if (ec) {
         return tl::unexpected("udp " + endpoint_.address().to_string() + ":" +
                               std::to_string(endpoint_.port()) + ": " + ec.message());
+    }
+    wait_readable();
+    return {};
+}
+
+tl::expected<void, std::string> UdpListener::adopt(int fd) {
+    const auto family = inet_family(fd);
+    if (!family) {
+        return tl::unexpected("inherited socket " + std::to_string(fd) +
+                              " is not a bound IPv4 or IPv6 socket");
+    }
+    std::error_code ec;
+    socket_.assign(protocol_of<asio::ip::udp>(*family), fd, ec);
+    if (!ec) {
+        endpoint_ = socket_.local_endpoint(ec);
+    }
+    if (!ec) {
+        socket_.non_blocking(true, ec);
+    }
+    if (ec) {
+        return tl::unexpected("inherited udp socket " + std::to_string(fd) + ": " + ec.message());
     }
     wait_readable();
     return {};

@@ -42,6 +42,9 @@ public:
 
     UdpListener(asio::io_context& io, asio::ip::udp::endpoint endpoint, QueryPath& path);
     tl::expected<void, std::string> start();
+    /// Serves `fd`, a UDP socket bound before the daemon started (socket activation), instead of
+    /// binding the endpoint; the listener owns it from here.
+    tl::expected<void, std::string> adopt(int fd);
     /// Stops receiving; the socket stays open so answers in flight can still be sent.
     void stop_receiving();
     /// No answer waits in the send batch (a shutdown must not stop the loop before it leaves).

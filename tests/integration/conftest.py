@@ -720,6 +720,9 @@ class Daemon:
             self.control_socket = server.setdefault(
                 "control_socket", getattr(self, "control_socket", None) or
                 f"/tmp/moat-{uuid.uuid4().hex[:12]}.sock")
+            # Tests run as whoever runs them (root in CI): never the switch to the packaged
+            # service's user, which could not write the test's directories.
+            server.setdefault("user", "")
             # The query log goes into the test's directory, never the system's state directory.
             cfg.setdefault("querylog", {}).setdefault("path", str(self.dir / "querylog.db"))
             # The HTTP endpoint on a port of its own (daemons of parallel tests never share one);

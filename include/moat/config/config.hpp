@@ -39,6 +39,9 @@ struct ServerConfig {
     /// DoH over plain HTTP, for a reverse proxy that terminates TLS; port defaults to 80.
     std::vector<Endpoint> doh_plain;
     std::string doh_path = "/dns-query";  ///< starts with '/'
+    /// Started as root (outside systemd), the daemon binds its sockets and then runs as this
+    /// user; "" keeps running as root. Not used when started as another user.
+    std::string user = "dnsmoat";
     /// PEM certificate chain and private key of the DoT and DoH listeners (re-read on SIGHUP).
     std::string tls_certificate;
     std::string tls_private_key;

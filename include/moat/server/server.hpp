@@ -22,6 +22,22 @@ struct ListenAddress {
     std::uint16_t port = 53;
 };
 
+/// What a listening socket serves.
+enum class ListenerKind : std::uint8_t {
+    dns,        ///< plain DNS: UDP, or TCP (RFC 7766)
+    dot,        ///< DNS over TLS (RFC 7858)
+    doh,        ///< DNS over HTTPS (RFC 8484)
+    doh_plain,  ///< DoH's HTTP without TLS, behind a terminator that does TLS
+};
+
+/// A socket bound (and, for a stream, listening) before the daemon started: systemd's socket
+/// activation. The server takes ownership of the descriptor.
+struct InheritedSocket {
+    int fd = -1;
+    ListenerKind kind = ListenerKind::dns;
+    bool datagram = false;  ///< UDP (plain DNS only); otherwise a listening TCP socket
+};
+
 struct ServerOptions {
     std::vector<ListenAddress> listen;
     /// Also the time a new connection has for its PROXY header and TLS handshake.
@@ -40,6 +56,9 @@ struct ServerOptions {
     /// Stream connections (TCP, DoT, DoH) from these sources start with a PROXY protocol v2
     /// header naming the real client; from any other source such a header is not accepted.
     std::vector<Cidr> proxy_protocol_from;
+    /// Sockets from systemd: where there is one of a kind, the addresses configured for that
+    /// kind are not bound (plain DNS: `listen`, for UDP and TCP both).
+    std::vector<InheritedSocket> inherited;
 };
 
 class UdpListener;
@@ -54,8 +73,8 @@ public:
     Server(const Server&) = delete;
     Server& operator=(const Server&) = delete;
 
-    /// Reads the TLS certificate (when DoT or DoH is configured), binds every address and
-    /// starts serving. The error names the file or the address.
+    /// Reads the TLS certificate (when DoT or DoH is configured), binds every address (or
+    /// takes the inherited sockets) and starts serving. The error names the file or the address.
     tl::expected<void, std::string> start();
     /// Reads the certificate and key again (a renewed certificate, on SIGHUP). New connections
     /// use them; open ones keep theirs. On error the running certificate stays.
@@ -72,6 +91,9 @@ public:
     [[nodiscard]] const metrics::PeakGauge& tcp_connections_gauge() const noexcept;
 
 private:
+    [[nodiscard]] bool inherits(ListenerKind kind) const noexcept;
+    tl::expected<void, std::string> adopt(const InheritedSocket& s);
+
     asio::io_context& io_;
     ServerOptions options_;
     QueryPath& path_;
