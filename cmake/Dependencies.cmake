@@ -47,13 +47,48 @@ endif()
 find_package(spdlog CONFIG REQUIRED)
 find_package(CLI11 CONFIG REQUIRED)
 
+# MOAT_STATIC_DEPS (ON in the presets that ship: release, aarch64, pi5): one self-contained
+# binary to copy to a Pi. RE2, SQLite, libargon2 and nghttp2 are linked from the static archives
+# Debian ships in their -dev packages (lib*.a), so the package needs none of their runtime
+# packages and no soname transition can break it. Dynamic on purpose: OpenSSL (libssl3), which
+# terminates DoT/DoH and verifies upstream certificates, and libcurl (libcurl4, dlopen()ed by the
+# list fetcher, see src/lists) parse hostile input and get the most security fixes; linked
+# dynamically, Debian's security updates reach dnsmoat without a rebuild. spdlog and fmt stay
+# dynamic too: Debian ships no static archive of them.
+option(MOAT_STATIC_DEPS "Link RE2, SQLite, libargon2 and nghttp2 from their static archives" OFF)
+
+# moat_find_static_archive(<var> <name> [<dir>...]): <var> = path of lib<name>.a for the target
+# architecture (the toolchain file's search paths pick /usr/lib/aarch64-linux-gnu when crossing).
+function(moat_find_static_archive var name)
+    find_library(${var} NAMES lib${name}.a HINTS ${ARGN})
+    if(NOT ${var})
+        message(FATAL_ERROR "MOAT_STATIC_DEPS: lib${name}.a not found; Debian ships it in the "
+            "library's -dev package (scripts/setup.sh), or configure with -DMOAT_STATIC_DEPS=OFF")
+    endif()
+endfunction()
+
+# moat_link_package(<target> <PREFIX> <archive name> [<static deps>...]): <target> links the
+# pkg-config module found as <PREFIX>: its shared library, or with MOAT_STATIC_DEPS its static
+# archive plus the libraries that archive needs (listed by hand: Debian's .pc files name more,
+# e.g. -lz for SQLite, than the archives use).
+function(moat_link_package target prefix archive)
+    if(MOAT_STATIC_DEPS)
+        moat_find_static_archive(${prefix}_ARCHIVE ${archive} ${${prefix}_LIBRARY_DIRS})
+        target_include_directories(${target} SYSTEM INTERFACE ${${prefix}_INCLUDE_DIRS})
+        target_compile_options(${target} INTERFACE ${${prefix}_CFLAGS_OTHER})
+        target_link_libraries(${target} INTERFACE "${${prefix}_ARCHIVE}" ${ARGN})
+    else()
+        target_link_libraries(${target} INTERFACE PkgConfig::${prefix})
+    endif()
+endfunction()
+
 # RE2 (libre2-dev; libre2-dev:arm64 for the aarch64 preset, whose toolchain file points
 # pkg-config at the target's .pc files): the filter module's regex rules, linear-time matching.
 find_package(PkgConfig REQUIRED)
 pkg_check_modules(MOAT_RE2 REQUIRED IMPORTED_TARGET re2)
 if(NOT TARGET moat::re2)
     add_library(moat::re2 INTERFACE IMPORTED)
-    target_link_libraries(moat::re2 INTERFACE PkgConfig::MOAT_RE2)
+    moat_link_package(moat::re2 MOAT_RE2 re2 Threads::Threads)
 endif()
 
 # Argon2id (libargon2-dev; libargon2-dev:arm64 for the aarch64 preset): the API's password and
@@ -61,7 +96,7 @@ endif()
 pkg_check_modules(MOAT_ARGON2 REQUIRED IMPORTED_TARGET libargon2)
 if(NOT TARGET moat::argon2)
     add_library(moat::argon2 INTERFACE IMPORTED)
-    target_link_libraries(moat::argon2 INTERFACE PkgConfig::MOAT_ARGON2)
+    moat_link_package(moat::argon2 MOAT_ARGON2 argon2 Threads::Threads)
 endif()
 
 # config module: nlohmann/json (nlohmann-json3-dev, header-only, architecture-independent
@@ -92,5 +127,16 @@ endif()
 pkg_check_modules(MOAT_NGHTTP2 REQUIRED IMPORTED_TARGET libnghttp2)
 if(NOT TARGET moat::nghttp2)
     add_library(moat::nghttp2 INTERFACE IMPORTED)
-    target_link_libraries(moat::nghttp2 INTERFACE PkgConfig::MOAT_NGHTTP2)
+    moat_link_package(moat::nghttp2 MOAT_NGHTTP2 nghttp2)
+endif()
+
+# SQLite (libsqlite3-dev; libsqlite3-dev:arm64 for the aarch64 preset): the query log. The
+# querylog module and its tests find it themselves (SQLite::SQLite3); found here first only to
+# point that target at libsqlite3.a, which FindSQLite3 then keeps.
+if(MOAT_STATIC_DEPS)
+    find_package(SQLite3 REQUIRED)
+    moat_find_static_archive(MOAT_SQLITE3_ARCHIVE sqlite3)
+    set_target_properties(SQLite::SQLite3 PROPERTIES
+        IMPORTED_LOCATION "${MOAT_SQLITE3_ARCHIVE}"
+        INTERFACE_LINK_LIBRARIES "m;${CMAKE_DL_LIBS};Threads::Threads")
 endif()

@@ -5,7 +5,8 @@
 #   scripts/setup.sh [GROUP...]      default group: build
 #
 # Groups:
-#   build    compiler, CMake, Ninja and the libraries the daemon and its tests link
+#   build    compiler, CMake, Ninja and the libraries the daemon and its tests link, groff for
+#            the man page's rendering test
 #   test     extras of scripts/test.sh: clang-format, clang-tidy, shellcheck, the peers of the
 #            comparison tests (ldns, libknot) and of the integration tests (knotd, kdig, dig,
 #            dnspython, pytest, ip for network namespaces, openssl for a test CA, dnsperf,
@@ -15,6 +16,9 @@
 #            Node.js and npm from Debian when the machine has none)
 #   fuzz     clang-14 with libFuzzer and the sanitizer runtimes, llvm-symbolizer
 #   aarch64  cross g++ for arm64, qemu-user, arm64 GoogleTest (adds the arm64 architecture)
+#   package  the Debian packages and their checks: dpkg-shlibdeps (dpkg-dev) and file for CPack's
+#            Depends, the cross binutils (strip, objdump) for the arm64 package, systemd-analyze,
+#            and for tests/system/boot_test.sh debootstrap and systemd-nspawn (systemd-container)
 #   bench    valgrind (cachegrind/callgrind for instruction counts)
 #   all      every group above
 set -euo pipefail
@@ -22,7 +26,8 @@ set -euo pipefail
 declare -A GROUPS_PKGS=(
     [build]="cmake ninja-build g++ pkg-config libexpected-dev libasio-dev nlohmann-json3-dev \
 libspdlog-dev libcli11-dev libtomlplusplus-dev libgtest-dev libgmock-dev libbenchmark-dev \
-libre2-dev libcurl4-openssl-dev libsqlite3-dev libargon2-dev libssl-dev libnghttp2-dev ca-certificates python3 git"
+libre2-dev libcurl4-openssl-dev libsqlite3-dev libargon2-dev libssl-dev libnghttp2-dev ca-certificates python3 git \
+groff-base"
     [test]="libldns-dev libknot-dev knot knot-dnsutils dnsutils python3-dnspython python3-pytest \
 clang-format clang-tidy shellcheck iproute2 openssl dnsperf faketime python3-prometheus-client \
 chromium python3-yaml unbound curl python3-h2"
@@ -30,9 +35,10 @@ chromium python3-yaml unbound curl python3-h2"
     [aarch64]="g++-aarch64-linux-gnu qemu-user libgtest-dev:arm64 libgmock-dev:arm64 \
 libre2-dev:arm64 libspdlog-dev:arm64 libfmt-dev:arm64 libcurl4-openssl-dev:arm64 \
 libsqlite3-dev:arm64 libargon2-dev:arm64 libssl-dev:arm64 libnghttp2-dev:arm64"
+    [package]="dpkg-dev file binutils-aarch64-linux-gnu systemd systemd-container debootstrap"
     [bench]="valgrind"
 )
-ALL_GROUPS=(build test fuzz aarch64 bench)
+ALL_GROUPS=(build test fuzz aarch64 package bench)
 
 usage() {
     sed -n '2,/^set -euo/p' "$0" | sed '$d; s/^# \{0,1\}//'

@@ -6,14 +6,21 @@
 # Installs what the selected stages need (scripts/setup.sh), then runs, in this order and
 # stopping at the first failure:
 #   format    clang-format --dry-run -Werror on src include tests bench; shellcheck on the scripts
+#             (scripts/, .ci/, tests/system/ and the package's maintainer scripts in cmake/debian/)
 #   layering  cmake/check_layering.py: no upward or same-layer #include between modules
 #   dev       cmake --workflow --preset dev          (Debug build, unit + integration tests)
 #   tidy      clang-tidy on src/**/*.cpp with build/dev/compile_commands.json, warnings as errors
 #   asan      cmake --workflow --preset asan         (unit + integration tests under ASan + UBSan)
 #   fuzz      cmake --workflow --preset fuzz, then scripts/fuzz.sh all $MOAT_FUZZ_SECONDS (20)
 #   aarch64   cmake --workflow --preset aarch64      (cross build, unit tests under qemu-aarch64)
+#   pi5       cmake --workflow --preset pi5          (aarch64 with -mcpu=cortex-a76, tests under
+#             qemu-aarch64), then the stripped arm64 binaries' sizes: 10 MB or more fails
 #   release   cmake --workflow --preset release      (-O3 + LTO binary and benchmarks, integration
 #             tests against that binary) and benchmark smoke runs
+#   package   cpack: dnsmoat_<version>_amd64.deb from build/release, _arm64.deb from build/aarch64
+#             (the binary built first if those stages did not run); contents and scripts checked
+#   systemd   systemd-analyze security of config/systemd/dnsmoat.service (above 1.5 fails), then
+#             tests/system/boot_test.sh on the amd64 .deb (root, systemd-nspawn) when it exists
 #   compare   bench/compare (dnsmoat beside libknot and ldns): agreement tests, benchmark smoke run
 # With no --only, every stage but dev runs (that is CI): dev's tests are the asan stage's, which
 # runs each of them under the sanitizers, so CI does not build and run them a second time.
@@ -28,11 +35,12 @@ set -euo pipefail
 repo=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 cd "$repo"
 
-ALL_STAGES=(format layering dev tidy asan fuzz aarch64 release compare)
-CI_STAGES=(format layering tidy asan fuzz aarch64 release compare)
+ALL_STAGES=(format layering dev tidy asan fuzz aarch64 pi5 release package systemd compare)
+CI_STAGES=(format layering tidy asan fuzz aarch64 pi5 release package systemd compare)
 declare -A STAGE_GROUPS=(
     [format]="test" [layering]="build" [dev]="build test" [tidy]="build test" [asan]="build test"
-    [fuzz]="build fuzz" [aarch64]="build aarch64" [release]="build test bench"
+    [fuzz]="build fuzz" [aarch64]="build aarch64" [pi5]="build aarch64"
+    [release]="build test bench" [package]="build aarch64 package" [systemd]="package"
     [compare]="build test bench"
 )
 
@@ -108,7 +116,8 @@ stage_format() {
     fi
     local scripts=()
     while IFS= read -r -d '' f; do scripts+=("$f"); done < <(
-        source_files scripts .ci | grep -zE '(\.sh|/run)$' || true)
+        source_files scripts .ci tests/system cmake/debian |
+            grep -zE '(\.sh|/run|/postinst|/prerm|/postrm)$' || true)
     if ((${#scripts[@]})); then
         echo "shellcheck: ${#scripts[@]} scripts"
         shellcheck -S warning "${scripts[@]}"
@@ -143,6 +152,29 @@ stage_fuzz() {
 
 stage_aarch64() { cmake --workflow --preset aarch64; }
 
+# What a Pi downloads: the stripped binary. The arm64 package ships build/aarch64's (it runs on
+# every 64-bit Pi); build/pi5's runs on a Pi 5 only.
+ARM64_MAX_BYTES=$((10 * 1000 * 1000))
+
+stage_pi5() {
+    cmake --workflow --preset pi5
+    local p bin size
+    for p in aarch64 pi5; do
+        bin=build/$p/src/app/dnsmoat
+        if [[ ! -f "$bin" ]]; then
+            echo "size: $bin not built (run the $p stage)"
+            continue
+        fi
+        aarch64-linux-gnu-strip -o "build/$p/dnsmoat.stripped" "$bin"
+        size=$(stat -c %s "build/$p/dnsmoat.stripped")
+        echo "size: $bin stripped: $size bytes ($((size / 1000)) kB; limit $ARM64_MAX_BYTES)"
+        if ((size >= ARM64_MAX_BYTES)); then
+            echo "size: the arm64 binary must stay under 10 MB" >&2
+            return 1
+        fi
+    done
+}
+
 stage_release() {
     cmake --workflow --preset release
     # Smoke runs: every benchmark runs and its sanity checks hold. Times on a shared machine
@@ -155,6 +187,81 @@ stage_release() {
         echo "benchmark smoke run: build/release/bench/dnsmoat-bench-$m --benchmark_min_time=0.01"
         "build/release/bench/dnsmoat-bench-$m" --benchmark_min_time=0.01
     done
+}
+
+# The .deb of each architecture, from the build dirs the release and aarch64 stages made.
+stage_package() {
+    local preset arch deb dir f desc
+    for preset in release aarch64; do
+        # Configured again (cheap, nothing rebuilt when the stage before did it) so the package
+        # is always built with the preset's current settings (MOAT_STATIC_DEPS, flags).
+        cmake --preset "$preset" >/dev/null
+        cmake --build "build/$preset" --target dnsmoat_package_files
+        rm -f "build/$preset"/dnsmoat_*.deb
+        (cd "build/$preset" && cpack -G DEB)
+    done
+    for arch in amd64 arm64; do
+        preset=release
+        [[ "$arch" == arm64 ]] && preset=aarch64
+        deb=$(echo "build/$preset"/dnsmoat_*_"$arch".deb)
+        [[ -f "$deb" ]] || { echo "package: no $arch .deb in build/$preset" >&2; return 1; }
+        echo
+        echo "== $deb: $(stat -c %s "$deb") bytes"
+        dpkg-deb --info "$deb"
+        dpkg-deb --contents "$deb"
+        dir=build/package-check/$arch
+        rm -rf "$dir"
+        mkdir -p "$dir"
+        dpkg-deb --raw-extract "$deb" "$dir"
+        for f in etc/dnsmoat/dnsmoat.toml etc/dnsmoat/blocklist.txt etc/dnsmoat/allowlist.txt; do
+            [[ -f "$dir/$f" ]] || { echo "package: $arch: /$f missing" >&2; return 1; }
+            grep -qx "/$f" "$dir/DEBIAN/conffiles" ||
+                { echo "package: $arch: /$f is not a conffile" >&2; return 1; }
+        done
+        for f in lib/systemd/system/dnsmoat.service lib/systemd/system/dnsmoat.socket \
+            usr/share/doc/dnsmoat/copyright usr/share/doc/dnsmoat/changelog.gz \
+            usr/share/man/man8/dnsmoat.8.gz; do
+            [[ -f "$dir/$f" ]] || { echo "package: $arch: /$f missing" >&2; return 1; }
+        done
+        for f in postinst prerm postrm; do
+            [[ -x "$dir/DEBIAN/$f" ]] || { echo "package: $arch: no $f script" >&2; return 1; }
+        done
+        desc=$(file -b "$dir/usr/bin/dnsmoat")
+        echo "/usr/bin/dnsmoat: $desc"
+        [[ "$desc" == *", stripped"* ]] ||
+            { echo "package: $arch: /usr/bin/dnsmoat is not stripped" >&2; return 1; }
+        # The packaged config loads, checked by the packaged binary (arm64 under qemu).
+        if [[ "$arch" == arm64 ]]; then
+            qemu-aarch64 -L /usr/aarch64-linux-gnu "$dir/usr/bin/dnsmoat" check-config \
+                "$dir/etc/dnsmoat/dnsmoat.toml"
+        else
+            "$dir/usr/bin/dnsmoat" check-config "$dir/etc/dnsmoat/dnsmoat.toml"
+        fi
+        grep -qxF 'listen = ["0.0.0.0:53", "[::]:53"]' "$dir/etc/dnsmoat/dnsmoat.toml" ||
+            { echo "package: $arch: the packaged config does not listen on port 53" >&2; return 1; }
+    done
+}
+
+# The service's sandbox, judged by systemd; then the package booted for real (tests/system/).
+SYSTEMD_MAX_EXPOSURE=1.5
+
+stage_systemd() {
+    local overall level deb
+    overall=$(systemd-analyze security --offline=true config/systemd/dnsmoat.service |
+        grep 'Overall exposure level') || { echo "systemd: systemd-analyze failed" >&2; return 1; }
+    echo "$overall"
+    level=$(grep -oE '[0-9]+\.[0-9]+' <<<"$overall" | head -n1)
+    if awk -v l="$level" -v max="$SYSTEMD_MAX_EXPOSURE" 'BEGIN { exit !(l > max) }'; then
+        echo "systemd: exposure $level is above $SYSTEMD_MAX_EXPOSURE" >&2
+        return 1
+    fi
+    if [[ ! -f tests/system/boot_test.sh ]]; then
+        echo "systemd: no tests/system/boot_test.sh; boot test skipped"
+        return 0
+    fi
+    deb=$(echo build/release/dnsmoat_*_amd64.deb)
+    [[ -f "$deb" ]] || { echo "systemd: no amd64 .deb (run the package stage)" >&2; return 1; }
+    bash tests/system/boot_test.sh "$deb"
 }
 
 stage_compare() {
@@ -175,7 +282,10 @@ declare -A STAGE_DESC=(
     [asan]="asan preset: unit + integration tests under ASan + UBSan"
     [fuzz]="fuzz preset: clang-14 + libFuzzer, each target ${MOAT_FUZZ_SECONDS:-20}s"
     [aarch64]="aarch64 preset: cross build, tests under qemu-aarch64"
+    [pi5]="pi5 preset: cross build for the Pi 5's Cortex-A76, tests under qemu-aarch64, sizes"
     [release]="release preset: -O3 + LTO binary, integration tests, benchmark smoke run"
+    [package]="Debian packages (CPack): amd64 from build/release, arm64 from build/aarch64"
+    [systemd]="systemd-analyze security of the unit, boot test of the amd64 package"
     [compare]="bench/compare: agreement with libknot and ldns, benchmark smoke run"
 )
 
@@ -202,7 +312,7 @@ summary() {
     joined=$(printf '%s, ' "${timings[@]}")
     echo
     echo "test.sh: stage timings: ${joined}total $(($(date +%s) - t_all))s"
-    if [[ " ${stages[*]} " =~ \ (dev|asan|fuzz|aarch64|release|compare)\  ]]; then
+    if [[ " ${stages[*]} " =~ \ (dev|asan|fuzz|aarch64|pi5|release|compare)\  ]]; then
         echo "ctest: $tests_passed passed, $tests_failed failed, $tests_skipped skipped"
     fi
 }
