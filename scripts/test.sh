@@ -20,7 +20,8 @@
 #   package   cpack: dnsmoat_<version>_amd64.deb from build/release, _arm64.deb from build/aarch64
 #             (the binary built first if those stages did not run); contents and scripts checked
 #   systemd   systemd-analyze security of config/systemd/dnsmoat.service (above 1.5 fails), then
-#             tests/system/boot_test.sh on the amd64 .deb (root, systemd-nspawn) when it exists
+#             tests/system/boot_test.sh (root, systemd-nspawn): the amd64 .deb installed over the
+#             same build packaged as version 0.0.1
 #   compare   bench/compare (dnsmoat beside libknot and ldns): agreement tests, benchmark smoke run
 # With no --only, every stage but dev runs (that is CI): dev's tests are the asan stage's, which
 # runs each of them under the sanitizers, so CI does not build and run them a second time.
@@ -261,7 +262,13 @@ stage_systemd() {
     fi
     deb=$(echo build/release/dnsmoat_*_amd64.deb)
     [[ -f "$deb" ]] || { echo "systemd: no amd64 .deb (run the package stage)" >&2; return 1; }
-    bash tests/system/boot_test.sh "$deb"
+    # The same build packaged as an older version, installed first: the upgrade to $deb must
+    # keep the admin's config and /var/lib/dnsmoat.
+    local old=build/package-old
+    rm -rf "$old"
+    (cd build/release && cpack -G DEB -B "$repo/$old" -D CPACK_PACKAGE_VERSION=0.0.1 \
+        -D CPACK_DEBIAN_FILE_NAME=dnsmoat_0.0.1_amd64.deb) >/dev/null
+    bash tests/system/boot_test.sh "$deb" "$old/dnsmoat_0.0.1_amd64.deb"
 }
 
 stage_compare() {
