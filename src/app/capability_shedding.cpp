@@ -6,16 +6,15 @@
 #include <spdlog/spdlog.h>
 #include <sys/prctl.h>
 #include <sys/socket.h>
-#include <sys/syscall.h>
 #include <unistd.h>
 
-#include <array>
 #include <cstring>
 #include <string>
 #include <system_error>
 #include <vector>
 
 #include "environment.hpp"
+#include "privileges.hpp"
 
 namespace moat::app {
 namespace {
@@ -25,12 +24,8 @@ constexpr int kFirstFd = 3;  // SD_LISTEN_FDS_START
 constexpr const char* kMarker = "MOAT_SOCKETS_FROM_SELF";
 
 bool holds_bind_capability() {
-    __user_cap_header_struct header{_LINUX_CAPABILITY_VERSION_3, 0};
-    std::array<__user_cap_data_struct, 2> data{};
-    if (::syscall(SYS_capget, &header, data.data()) != 0) {
-        return false;
-    }
-    return (data[0].effective & (1U << CAP_NET_BIND_SERVICE)) != 0;
+    const auto held = capabilities();
+    return held && ((*held)[0].effective & (1U << CAP_NET_BIND_SERVICE)) != 0;
 }
 
 struct BoundSocket {

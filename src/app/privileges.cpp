@@ -34,17 +34,6 @@ std::optional<Account> find_user(const std::string& name) {
     return Account{found->pw_uid, found->pw_gid};
 }
 
-using CapabilityData = std::array<__user_cap_data_struct, 2>;
-
-std::optional<CapabilityData> capabilities() {
-    __user_cap_header_struct header{_LINUX_CAPABILITY_VERSION_3, 0};
-    CapabilityData data{};
-    if (::syscall(SYS_capget, &header, data.data()) != 0) {
-        return std::nullopt;
-    }
-    return data;
-}
-
 bool holds_any(const CapabilityData& data) {
     return data[0].permitted != 0 || data[1].permitted != 0 || data[0].effective != 0 ||
            data[1].effective != 0 || data[0].inheritable != 0 || data[1].inheritable != 0;
@@ -109,14 +98,21 @@ std::vector<std::string> unwritable(const std::vector<std::filesystem::path>& di
 
 }  // namespace
 
+std::optional<CapabilityData> capabilities() {
+    __user_cap_header_struct header{_LINUX_CAPABILITY_VERSION_3, 0};
+    CapabilityData data{};
+    if (::syscall(SYS_capget, &header, data.data()) != 0) {
+        return std::nullopt;
+    }
+    return data;
+}
+
 bool become_owner_of(const std::filesystem::path& file) {
     struct stat owner {};
     if (::geteuid() != 0 || ::stat(file.c_str(), &owner) != 0 || owner.st_uid == 0) {
         return true;
     }
-    return ::setgroups(1, &owner.st_gid) == 0 &&
-           ::setresgid(owner.st_gid, owner.st_gid, owner.st_gid) == 0 &&
-           ::setresuid(owner.st_uid, owner.st_uid, owner.st_uid) == 0;
+    return become("uid " + std::to_string(owner.st_uid), {owner.st_uid, owner.st_gid}).has_value();
 }
 
 tl::expected<PrivilegeDrop, std::string> drop_privileges(

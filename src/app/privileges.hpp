@@ -7,7 +7,11 @@
 // Either way no_new_privs is set, so nothing it could exec later gains any.
 #pragma once
 
+#include <linux/capability.h>
+
+#include <array>
 #include <filesystem>
+#include <optional>
 #include <string>
 #include <tl/expected.hpp>
 #include <vector>
@@ -21,6 +25,10 @@ struct PrivilegeDrop {
     /// Directories the daemon writes that the new user cannot write: each with a hint.
     std::vector<std::string> warnings;
 };
+
+/// The process's capability sets (permitted, effective, inheritable; two words each).
+using CapabilityData = std::array<__user_cap_data_struct, 2>;
+[[nodiscard]] std::optional<CapabilityData> capabilities();
 
 /// `user`: whom root becomes ("" stays root). `writable`: directories the daemon writes after
 /// the drop (the lists' state, the query log's, the control socket's); as root, those missing
