@@ -27,6 +27,7 @@
 #include "moat/cache/cache.hpp"
 #include "moat/core/clock.hpp"
 #include "moat/engine/engine.hpp"
+#include "moat/engine/rate_limiter.hpp"
 #include "moat/filter/snapshot_publisher.hpp"
 #include "moat/server/query_path.hpp"
 #include "moat/server/server.hpp"
@@ -157,6 +158,7 @@ public:
           signals_(io_, SIGHUP, SIGTERM, SIGINT),
           drain_timer_(io_),
           status_timer_(io_),
+          rate_limit_timer_(io_),
           refresher_(io_, [this] { recompile_lists(); }),
           control_(io_, [this](const std::string& line) { return control(line); }),
           rest_(*this, auth_options(config_.api)),
@@ -206,6 +208,7 @@ public:
         spdlog::info("dnsmoat {} ready", version());
         notifier_.ready(status_line());
         tick_status();
+        report_rate_limits();
         io_.run();
         spdlog::info("dnsmoat stopped");
         return 0;
@@ -315,6 +318,38 @@ private:
         });
     }
 
+    /// Every 10 s: the clients that went over the rate limit since, named once each time they
+    /// go over (not per query, so a flood does not flood the log too).
+    void report_rate_limits() {
+        const engine::RateLimiter::Report report = rate_limiter_.take_report();
+        if (report.limited_queries != 0) {
+            std::string clients;
+            for (const Cidr& c : report.newly_limited) {
+                clients += (clients.empty() ? "" : ", ") +
+                           (c.prefix_length == (c.address.v6 ? 128 : 32) ? c.address.to_text()
+                                                                         : c.to_text());
+            }
+            if (report.more_clients != 0) {
+                clients += fmt::format(" and {} more", report.more_clients);
+            }
+            const engine::RateLimitOptions& o = rate_limiter_.options();
+            spdlog::warn(
+                "rate limit: {} queries over {} per second (burst {}) limited in the "
+                "last {} s{}{}",
+                report.limited_queries, o.queries_per_second, o.burst, kStatusInterval.count(),
+                clients.empty() ? "" : "; now over: ", clients);
+        }
+        if (stopping_) {
+            return;
+        }
+        rate_limit_timer_.expires_after(kStatusInterval);
+        rate_limit_timer_.async_wait([this](const std::error_code& ec) {
+            if (!ec) {
+                report_rate_limits();
+            }
+        });
+    }
+
     /// The statistics of the last day from the query log, once at start, on the API's worker:
     /// rows up to now (later ones reach the statistics through the log writer).
     void rebuild_stats() {
@@ -372,6 +407,8 @@ private:
         o.clock = &clock_;
         o.neighbours = &neighbours_;
         o.pauses = &pauses_;
+        rate_limiter_.configure(rate_limit_options(c));
+        o.rate_limiter = &rate_limiter_;
         const bool macs = std::any_of(c.groups.begin(), c.groups.end(),
                                       [](const config::GroupConfig& g) { return !g.macs.empty(); });
         if (macs && !neighbours_started_) {
@@ -590,6 +627,7 @@ private:
         stopping_ = true;
         notifier_.stopping();
         status_timer_.cancel();
+        rate_limit_timer_.cancel();
         spdlog::info("shutting down: answering {} queries in flight", path_.in_flight());
         signals_.cancel();
         control_.close();
@@ -624,6 +662,7 @@ private:
     ConfigStore store_;
     std::string loaded_text_;  ///< the config file's text the running config came from
     SystemClock clock_;
+    engine::RateLimiter rate_limiter_;  // before path_: engine_options_of() configures it
     asio::io_context io_{1};
     NeighbourTable neighbours_{io_};
     bool neighbours_started_ = false;
@@ -639,6 +678,7 @@ private:
     asio::signal_set signals_;
     asio::steady_timer drain_timer_;
     asio::steady_timer status_timer_;
+    asio::steady_timer rate_limit_timer_;
     std::chrono::steady_clock::time_point drain_deadline_;
     std::uint64_t generation_ = 0;  ///< of the applied config, counted by apply()
     bool reloading_ = false;

@@ -88,6 +88,7 @@ engine::EngineOptions engine_options(const config::Config& c) {
         o.conditional.push_back(std::move(route));
     }
     o.strip_ecs = c.edns.strip_ecs;
+    o.minimal_any = c.access.minimal_any;
     o.local_ttl = seconds(c.local.ttl);
     add_groups(c, o);
     return o;
@@ -137,6 +138,22 @@ upstream::Options upstream_options(const config::Config& c) {
     return o;
 }
 
+engine::RateLimitOptions rate_limit_options(const config::Config& c) {
+    const config::RateLimitConfig& r = c.rate_limit;
+    engine::RateLimitOptions o;
+    o.queries_per_second = r.queries_per_second;
+    o.burst = r.burst;
+    o.ipv4_prefix = static_cast<std::uint8_t>(r.ipv4_prefix);  // 8..32 by the schema
+    o.ipv6_prefix = static_cast<std::uint8_t>(r.ipv6_prefix);  // 32..128
+    switch (r.action) {
+        case config::RateLimitAction::drop: o.action = engine::RateLimitAction::drop; break;
+        case config::RateLimitAction::refused: o.action = engine::RateLimitAction::refused; break;
+        case config::RateLimitAction::truncate: o.action = engine::RateLimitAction::truncate; break;
+    }
+    o.exempt = r.exempt;
+    return o;
+}
+
 server::ServerOptions server_options(const config::Config& c) {
     server::ServerOptions o;
     const auto addresses = [](const std::vector<config::Endpoint>& from) {
@@ -150,6 +167,7 @@ server::ServerOptions server_options(const config::Config& c) {
     o.listen = addresses(c.server.listen);
     o.tcp_idle_timeout = c.tcp.idle_timeout;
     o.tcp_max_connections = c.tcp.max_connections;
+    o.tcp_max_connections_per_client = c.tcp.max_connections_per_client;
     o.dot = addresses(c.server.dot);
     o.doh = addresses(c.server.doh);
     o.doh_plain = addresses(c.server.doh_plain);

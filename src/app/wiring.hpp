@@ -8,6 +8,7 @@
 #include "moat/config/config.hpp"
 #include "moat/engine/local_zone.hpp"
 #include "moat/engine/options.hpp"
+#include "moat/engine/rate_limiter.hpp"
 #include "moat/server/server.hpp"
 #include "moat/upstream/options.hpp"
 
@@ -20,6 +21,7 @@ namespace moat::app {
 /// Without the clock and neighbour table, which the daemon owns and adds.
 [[nodiscard]] engine::EngineOptions engine_options(const config::Config& c);
 [[nodiscard]] engine::BlockingMode engine_mode(config::BlockingMode mode) noexcept;
+[[nodiscard]] engine::RateLimitOptions rate_limit_options(const config::Config& c);
 [[nodiscard]] upstream::Options upstream_options(const config::Config& c);
 [[nodiscard]] server::ServerOptions server_options(const config::Config& c);
 [[nodiscard]] cache::Options cache_options(const config::Config& c);

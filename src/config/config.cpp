@@ -15,6 +15,16 @@ std::vector<Cidr> default_allowed_clients() {
     return out;
 }
 
+std::vector<Cidr> default_rate_limit_exempt() {
+    std::vector<Cidr> out;
+    for (const char* text : {"127.0.0.0/8", "::1/128"}) {
+        if (auto cidr = parse_cidr(text)) {
+            out.push_back(*cidr);
+        }
+    }
+    return out;
+}
+
 Config defaults() { return Config{}; }
 
 const char* to_text(UpstreamStrategy v) noexcept {

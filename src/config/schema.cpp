@@ -355,6 +355,31 @@ void read_querylog(TableReader& t, QueryLogConfig& out) {
     t.integer("queue_size", out.queue_size, 64, 1U << 20U);
 }
 
+/// An array of prefixes at `key`; `out` keeps its default when the key is absent.
+void read_cidrs(TableReader& t, std::string_view key, std::size_t min_items,
+                std::vector<Cidr>& out) {
+    std::vector<Cidr> read;
+    if (t.array(key, min_items, [&](const Node& n, const std::string& p) {
+            if (auto c = read_cidr(t.context(), n, p)) {
+                read.push_back(*c);
+            }
+        })) {
+        out = std::move(read);
+    }
+}
+
+void read_rate_limit(TableReader& t, RateLimitConfig& out) {
+    t.integer("queries_per_second", out.queries_per_second, 0, 1000000);
+    t.integer("burst", out.burst, 1, 1000000);
+    t.integer("ipv4_prefix", out.ipv4_prefix, 8, 32);
+    t.integer("ipv6_prefix", out.ipv6_prefix, 32, 128);
+    t.enumeration<RateLimitAction>("action", out.action,
+                                   {{"drop", RateLimitAction::drop},
+                                    {"refused", RateLimitAction::refused},
+                                    {"truncate", RateLimitAction::truncate}});
+    read_cidrs(t, "exempt", 0, out.exempt);
+}
+
 }  // namespace
 
 EnumNames<BlockingMode> blocking_mode_names() {
@@ -384,18 +409,14 @@ tl::expected<Config, ConfigErrors> to_config(const Node& root, std::string_view 
     section(top, "local", [&](TableReader& t) { read_local(t, config.local); });
     section(top, "cache", [&](TableReader& t) { read_cache(t, config.cache); });
     section(top, "access", [&](TableReader& t) {
-        std::vector<Cidr> allow;
-        if (t.array("allow", 1, [&](const Node& n, const std::string& p) {
-                if (auto c = read_cidr(t.context(), n, p)) {
-                    allow.push_back(*c);
-                }
-            })) {
-            config.access.allow = std::move(allow);
-        }
+        read_cidrs(t, "allow", 1, config.access.allow);
+        t.boolean("minimal_any", config.access.minimal_any);
     });
+    section(top, "rate_limit", [&](TableReader& t) { read_rate_limit(t, config.rate_limit); });
     section(top, "tcp", [&](TableReader& t) {
         t.duration("idle_timeout", config.tcp.idle_timeout, Sec{1}, minutes{10});
         t.integer("max_connections", config.tcp.max_connections, 1, 65535);
+        t.integer("max_connections_per_client", config.tcp.max_connections_per_client, 1, 65535);
     });
     section(top, "edns", [&](TableReader& t) { t.boolean("strip_ecs", config.edns.strip_ecs); });
     section(top, "querylog", [&](TableReader& t) { read_querylog(t, config.querylog); });

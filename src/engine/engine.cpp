@@ -9,6 +9,7 @@
 #include "forward_query.hpp"
 #include "groups.hpp"
 #include "moat/core/bytes.hpp"
+#include "moat/engine/rate_limiter.hpp"
 #include "moat/wire/header.hpp"
 #include "moat/wire/message_view.hpp"
 #include "name_match.hpp"
@@ -25,6 +26,21 @@ using wire::Rcode;
 
 constexpr std::uint16_t kAxfr = 252;  // zone transfers are for authoritative servers
 constexpr std::uint16_t kIxfr = 251;
+/// TTL of the RFC 8482 answer to ANY: long, so a client does not ask again soon.
+constexpr std::uint32_t kMinimalAnyTtl = 3600;
+
+/// The one record of an answer to ANY (RFC 8482 §4.2): HINFO with CPU "RFC8482" and an empty OS.
+const std::vector<LocalRecord>& minimal_any_records() {
+    static const std::vector<LocalRecord> kRecords = [] {
+        const std::string_view cpu = "RFC8482";
+        std::vector<std::uint8_t> rdata;
+        rdata.push_back(static_cast<std::uint8_t>(cpu.size()));
+        rdata.insert(rdata.end(), cpu.begin(), cpu.end());
+        rdata.push_back(0);  // OS: the empty character-string
+        return std::vector<LocalRecord>{{wire::RrType::hinfo, std::move(rdata)}};
+    }();
+    return kRecords;
+}
 
 /// Reverse zones of addresses that never leave the home (RFC 6303 and RFC 6761 §6.3).
 std::vector<wire::Name> private_reverse_zones() {
@@ -164,6 +180,12 @@ Decision Engine::decide(std::span<const std::uint8_t> query, const Client& clien
         return count({Action::drop, Outcome::dropped, 0, {}});  // never answer an answer
     }
     auto view = wire::MessageView::parse(query);
+    RateLimiter* limiter = options_.rate_limiter;
+    if (limiter != nullptr && options_.clock != nullptr && limiter->applies_to(client.address) &&
+        !(limiter->options().action == RateLimitAction::truncate && is_stream(client.transport)) &&
+        !limiter->admit(client.address, options_.clock->now())) {
+        return count(rate_limited(qh, view ? &*view : nullptr, client, out));
+    }
     if (!allowed(client.address)) {
         const wire::Question* question = view ? view->question() : nullptr;
         if (question == nullptr) {
@@ -199,6 +221,30 @@ Decision Engine::decide(std::span<const std::uint8_t> query, const Client& clien
         return count(respond(Outcome::formerr, write_header_only(out, qh, Rcode::formerr)));
     }
     return count(answer_question(*view, *question, client, out, pending));
+}
+
+Decision Engine::rate_limited(const Header& qh, const wire::MessageView* view, const Client& client,
+                              std::span<std::uint8_t> out) const {
+    const RateLimitAction action = options_.rate_limiter->options().action;
+    if (action == RateLimitAction::drop) {
+        return {Action::drop, Outcome::rate_limited, 0, {}};
+    }
+    const wire::Question* question = view != nullptr ? view->question() : nullptr;
+    if (question == nullptr) {
+        return {Action::drop, Outcome::rate_limited, 0, {}};  // not worth an answer
+    }
+    const wire::Name qname = wire::Name::from_view(question->qname);
+    ReplyTo to = reply_to_query(qh, *question, qname, client.transport);
+    with_edns_if_valid(to, *view, client.transport);
+    const bool truncate = action == RateLimitAction::truncate;
+    const std::size_t size = write_empty(out, to, truncate ? Rcode::noerror : Rcode::refused);
+    if (size == 0) {
+        return {Action::drop, Outcome::rate_limited, 0, {}};
+    }
+    if (truncate) {
+        out[2] |= static_cast<std::uint8_t>(Header::kTc >> 8U);  // empty with TC: "ask over TCP"
+    }
+    return {Action::respond, Outcome::rate_limited, size, {}};
 }
 
 Explanation Engine::explain(const wire::Name& name, const Client& client) {
@@ -277,6 +323,12 @@ Decision Engine::answer_question(const wire::MessageView& view, const wire::Ques
     }
     if (groups_->group(group).filter_aaaa && q.qtype == wire::RrType::aaaa) {
         return respond(Outcome::local, write_empty(out, to, Rcode::noerror, true));
+    }
+
+    if (options_.minimal_any && q.qtype == wire::RrType::any &&
+        client.transport == Transport::udp) {
+        return respond(Outcome::local,
+                       write_local(out, to, minimal_any_records(), nullptr, kMinimalAnyTtl));
     }
 
     auto key = cache::CacheKey::from_query(view);

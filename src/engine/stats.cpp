@@ -14,6 +14,7 @@ const char* to_text(Outcome outcome) noexcept {
         case Outcome::notimp: return "notimp";
         case Outcome::servfail: return "servfail";
         case Outcome::dropped: return "dropped";
+        case Outcome::rate_limited: return "rate_limited";
         case Outcome::pending: return "pending";
     }
     return "unknown";

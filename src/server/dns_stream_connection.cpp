@@ -79,12 +79,17 @@ void DnsStreamConnection<Stream>::read_more() {
             self->close_if_done();
             return;
         }
-        self->arm_idle_timer();
+        const std::uint64_t started_before = self->queries_started_;
         if (!self->take_queries()) {
             spdlog::debug("{}: a frame shorter than a DNS header from {}; closing",
                           engine::to_text(self->client_.transport),
                           self->client_.address.to_text());
             self->read_stopped_ = true;
+        }
+        if (self->queries_started_ != started_before) {
+            // Only a whole query counts as activity: a client trickling a byte at a time
+            // (slow loris) is closed after idle_timeout like an idle one.
+            self->arm_idle_timer();
         }
         self->write_next();
         self->read_more();
@@ -112,6 +117,7 @@ bool DnsStreamConnection<Stream>::take_queries() {
         const std::span<const std::uint8_t> query(input_.data() + at + 2, length);
         at += 2 + length;
         ++unanswered_;
+        ++queries_started_;
         slot_.set_busy(true);
         bool pad = false;
         if constexpr (kTls) {

@@ -61,6 +61,7 @@ private:
     std::vector<std::uint8_t> queued_;   ///< framed answers waiting for the current write
     std::vector<std::uint8_t> writing_;  ///< framed answers being written
     std::size_t unanswered_ = 0;
+    std::uint64_t queries_started_ = 0;  ///< ever: what the idle timer counts as activity
     bool reading_ = false;
     bool taking_ = false;  ///< inside take_queries(): answers wait to leave as one batch
     bool read_stopped_ = false;

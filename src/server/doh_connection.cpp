@@ -136,8 +136,13 @@ void DohConnection<Stream>::read_more() {
             self->close_if_done();
             return;
         }
-        self->arm_idle_timer();
+        const std::uint64_t started_before = self->queries_started_;
         self->take_input();
+        if (self->queries_started_ != started_before) {
+            // Only a whole request counts as activity: a client trickling bytes, or sending
+            // HTTP/2 frames that ask nothing, is closed after idle_timeout like an idle one.
+            self->arm_idle_timer();
+        }
         self->read_more();
         self->close_if_done();
     });
@@ -223,6 +228,7 @@ void DohConnection<Stream>::serve(const DohRequest& request, Respond respond) {
         return;
     }
     ++unanswered_;
+    ++queries_started_;
     slot_.set_busy(true);
     const auto handled = path_.handle(query.message, client_, [&] {
         return ReplyFn(

@@ -90,6 +90,7 @@ private:
     std::vector<std::uint8_t> queued_;
     std::vector<std::uint8_t> writing_;
     std::size_t unanswered_ = 0;
+    std::uint64_t queries_started_ = 0;  ///< ever: what the idle timer counts as activity
     bool reading_ = false;
     /// Inside receive() or the HTTP/1.1 parse loop: answers wait to leave as one batch, and
     /// nghttp2 is not asked for output from inside its own callbacks.

@@ -48,7 +48,9 @@ void begin_entry(querylog::Entry& e, std::int64_t time_us, std::span<const std::
 void QueryPath::finished_now(const Arrival& arrival, std::span<const std::uint8_t> query,
                              const engine::Client& client, const engine::Decision& d,
                              std::span<const std::uint8_t> answer) {
-    if (log_ == nullptr) {
+    // Over-limit queries are counted, not logged: a flood must not become a flood of log rows
+    // (and of writes to a Pi's SD card). The daemon's log names the clients instead.
+    if (log_ == nullptr || d.outcome == engine::Outcome::rate_limited) {
         finished(arrival, question_type(query), client, d, answer, nullptr);
         return;
     }

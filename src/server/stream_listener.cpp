@@ -157,6 +157,12 @@ void StreamListener::accept() {
 }
 
 void StreamListener::admit(asio::ip::tcp::socket socket) {
+    std::error_code ec;
+    const auto peer = socket.remote_endpoint(ec);
+    if (ec) {
+        return;  // the client is gone already
+    }
+    const engine::Client client{from_asio(peer.address()), peer.port(), transport_of(kind_)};
     if (shared_->connections >= options_.tcp_max_connections) {
         spdlog::debug("{}: connection cap ({}) reached; refusing a connection", kind_text(kind_),
                       options_.tcp_max_connections);
@@ -164,15 +170,26 @@ void StreamListener::admit(asio::ip::tcp::socket socket) {
         socket.close(ignored);
         return;
     }
+    // A proxy carries many clients: only direct clients are held to the per-client cap, which
+    // keeps one host (a slow-loris script) from taking every slot.
+    std::optional<IpAddress> counted;
+    if (!proxied(client.address)) {
+        counted = client.address;
+        if (shared_->totals->open_from(client.address) >= options_.tcp_max_connections_per_client) {
+            spdlog::debug(
+                "{}: {} has {} connections open already (the per-client cap); refusing "
+                "another",
+                kind_text(kind_), client.address.to_text(),
+                options_.tcp_max_connections_per_client);
+            std::error_code ignored;
+            socket.close(ignored);
+            return;
+        }
+    }
     std::error_code ignored;
     socket.set_option(asio::ip::tcp::no_delay(true), ignored);  // answers are small: send at once
-    auto a = std::make_shared<Admission>(std::move(socket), ConnectionSlot(shared_));
-    std::error_code ec;
-    const auto peer = a->socket.remote_endpoint(ec);
-    if (ec) {
-        return;  // the client is gone already
-    }
-    a->client = {from_asio(peer.address()), peer.port(), transport_of(kind_)};
+    auto a = std::make_shared<Admission>(std::move(socket), ConnectionSlot(shared_, counted));
+    a->client = client;
     if (kind_ == StreamKind::tcp && !proxied(a->client.address)) {
         launch(*a);  // the common case: no deadline timer, nothing to wait for
         return;

@@ -4,9 +4,14 @@
 // so the counts live in shared_ptrs.
 #pragma once
 
+#include <algorithm>
 #include <cstddef>
 #include <memory>
+#include <optional>
+#include <utility>
+#include <vector>
 
+#include "moat/core/ip.hpp"
 #include "moat/metrics/instruments.hpp"
 
 namespace moat::server {
@@ -15,6 +20,39 @@ namespace moat::server {
 struct StreamTotals {
     std::size_t open = 0;
     metrics::PeakGauge gauge;
+    /// Open connections of each client address, for the per-client cap. A plain vector: it has
+    /// at most one entry per open connection, a few hundred at the very most.
+    std::vector<std::pair<IpAddress, std::size_t>> per_client;
+
+    [[nodiscard]] std::size_t open_from(const IpAddress& client) const noexcept {
+        const auto it = find(client);
+        return it == per_client.end() ? 0 : it->second;
+    }
+    void opened_from(const IpAddress& client) {
+        if (auto it = find(client); it != per_client.end()) {
+            ++it->second;
+        } else {
+            per_client.emplace_back(client, 1);
+        }
+    }
+    void closed_from(const IpAddress& client) noexcept {
+        if (auto it = find(client); it != per_client.end() && --it->second == 0) {
+            *it = per_client.back();
+            per_client.pop_back();
+        }
+    }
+
+private:
+    [[nodiscard]] std::vector<std::pair<IpAddress, std::size_t>>::const_iterator find(
+        const IpAddress& client) const noexcept {
+        return std::find_if(per_client.begin(), per_client.end(),
+                            [&](const auto& entry) { return entry.first == client; });
+    }
+    [[nodiscard]] std::vector<std::pair<IpAddress, std::size_t>>::iterator find(
+        const IpAddress& client) noexcept {
+        return std::find_if(per_client.begin(), per_client.end(),
+                            [&](const auto& entry) { return entry.first == client; });
+    }
 };
 
 /// Counters of one listener.
@@ -25,24 +63,30 @@ struct StreamShared {
     bool draining = false;
 };
 
-/// One accepted connection's place under the cap: counted while the slot lives, from accept
-/// through the PROXY header and TLS handshake to the connection's end.
+/// One accepted connection's place under the caps: counted while the slot lives, from accept
+/// through the PROXY header and TLS handshake to the connection's end. `client`, when given, is
+/// the address the per-client cap counts it against.
 class ConnectionSlot {
 public:
     ConnectionSlot() = default;
-    explicit ConnectionSlot(std::shared_ptr<StreamShared> shared) : shared_(std::move(shared)) {
+    ConnectionSlot(std::shared_ptr<StreamShared> shared, std::optional<IpAddress> client)
+        : shared_(std::move(shared)), client_(client) {
         ++shared_->connections;
         shared_->totals->gauge.set(++shared_->totals->open);
+        if (client_) {
+            shared_->totals->opened_from(*client_);
+        }
     }
     ~ConnectionSlot() { release(); }
     ConnectionSlot(ConnectionSlot&& other) noexcept
-        : shared_(std::move(other.shared_)), busy_(other.busy_) {
+        : shared_(std::move(other.shared_)), client_(other.client_), busy_(other.busy_) {
         other.busy_ = false;
     }
     ConnectionSlot& operator=(ConnectionSlot&& other) noexcept {
         if (this != &other) {
             release();
             shared_ = std::move(other.shared_);
+            client_ = other.client_;
             busy_ = other.busy_;
             other.busy_ = false;
         }
@@ -65,11 +109,15 @@ private:
             set_busy(false);
             --shared_->connections;
             shared_->totals->gauge.set(--shared_->totals->open);
+            if (client_) {
+                shared_->totals->closed_from(*client_);
+            }
             shared_.reset();
         }
     }
 
     std::shared_ptr<StreamShared> shared_;
+    std::optional<IpAddress> client_;
     bool busy_ = false;
 };
 

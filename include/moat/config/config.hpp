@@ -255,14 +255,34 @@ struct GroupConfig {
 /// [access]: clients outside every prefix get REFUSED.
 struct AccessConfig {
     std::vector<Cidr> allow = default_allowed_clients();
+    /// ANY over UDP answered with one HINFO record (RFC 8482) instead of forwarded.
+    bool minimal_any = true;
 
     friend bool operator==(const AccessConfig&, const AccessConfig&) = default;
 };
 
-/// [tcp] (RFC 7766)
+/// The default `rate_limit.exempt`: loopback (this machine's own tools and benchmarks).
+[[nodiscard]] std::vector<Cidr> default_rate_limit_exempt();
+
+enum class RateLimitAction : std::uint8_t { drop, refused, truncate };
+
+/// [rate_limit]: a token bucket per client address (or prefix).
+struct RateLimitConfig {
+    std::uint32_t queries_per_second = 100;  ///< 0..1000000; 0 turns the limit off
+    std::uint32_t burst = 1000;              ///< 1..1000000
+    std::uint32_t ipv4_prefix = 32;          ///< 8..32
+    std::uint32_t ipv6_prefix = 128;         ///< 32..128
+    RateLimitAction action = RateLimitAction::drop;
+    std::vector<Cidr> exempt = default_rate_limit_exempt();
+
+    friend bool operator==(const RateLimitConfig&, const RateLimitConfig&) = default;
+};
+
+/// [tcp] (RFC 7766); also the caps of DoT and DoH connections.
 struct TcpConfig {
-    Duration idle_timeout{10000};         ///< 1s..10m
-    std::uint32_t max_connections = 256;  ///< 1..65535
+    Duration idle_timeout{10000};                   ///< 1s..10m
+    std::uint32_t max_connections = 256;            ///< 1..65535
+    std::uint32_t max_connections_per_client = 32;  ///< 1..65535
 
     friend bool operator==(const TcpConfig&, const TcpConfig&) = default;
 };
@@ -332,6 +352,7 @@ struct Config {
     LocalConfig local;
     CacheConfig cache;
     AccessConfig access;
+    RateLimitConfig rate_limit;
     TcpConfig tcp;
     EdnsConfig edns;
     QueryLogConfig querylog;

@@ -123,6 +123,9 @@ public:
     [[nodiscard]] const filter::SnapshotPublisher& snapshots() const noexcept { return snapshots_; }
 
 private:
+    /// The answer (or silence) the rate limiter's action gives an over-limit query.
+    Decision rate_limited(const wire::Header& qh, const wire::MessageView* view,
+                          const Client& client, std::span<std::uint8_t> out) const;
     Decision answer_question(const wire::MessageView& view, const wire::Question& q,
                              const Client& client, std::span<std::uint8_t> out, Pending& pending);
     /// The client side of an answer to `q` (spelled `qname`), without EDNS yet.

@@ -15,6 +15,8 @@
 
 namespace moat::engine {
 
+class RateLimiter;
+
 enum class BlockingMode : std::uint8_t {
     null_ip,   ///< 0.0.0.0 / :: for A/AAAA, NODATA for other types
     nxdomain,  ///< NXDOMAIN
@@ -99,6 +101,10 @@ struct EngineOptions {
     /// conditional route gets an empty answer with EDE 17 (Filtered) instead. Off by default.
     bool rebind_protection = false;
     std::vector<wire::Name> rebind_allowed;  ///< these domains and everything below them
+    /// Answer ANY questions over UDP with one synthesised HINFO record (RFC 8482 §4.2) instead
+    /// of forwarding them: the largest answers a spoofed source could aim at someone else.
+    /// Streams (TCP, DoT, DoH) still forward them.
+    bool minimal_any = true;
     /// TTL of local answers and of `localhost`, seconds.
     std::uint32_t local_ttl = 300;
     /// Client groups in order (a client is in the first that names it); empty: everyone is in
@@ -111,6 +117,9 @@ struct EngineOptions {
     const NeighbourLookup* neighbours = nullptr;  ///< null: MAC addresses never match
     /// Blocking paused by the user (needs `clock`); null: never paused.
     const Pauses* pauses = nullptr;
+    /// Per-client rate limit (needs `clock`); null: none. Consulted before access control, so
+    /// a flood from outside costs no more than its drop.
+    RateLimiter* rate_limiter = nullptr;
 };
 
 }  // namespace moat::engine

@@ -10,19 +10,20 @@
 namespace moat::engine {
 
 enum class Outcome : std::uint8_t {
-    forwarded,  ///< answered by an upstream
-    cached,     ///< answered from the cache
-    stale,      ///< answered from an expired cache entry after every upstream failed
-    blocked,    ///< a blocklist rule matched
-    local,      ///< local records, localhost, private reverse zones
-    refused,    ///< access control, or a blocking mode of "refused" (counted as blocked)
-    formerr,    ///< malformed query answered FORMERR (or BADVERS)
-    notimp,     ///< opcode or query type we do not serve
-    servfail,   ///< every upstream failed
-    dropped,    ///< not answered at all
-    pending,    ///< sent upstream, not finished yet (the decision of decide())
+    forwarded,     ///< answered by an upstream
+    cached,        ///< answered from the cache
+    stale,         ///< answered from an expired cache entry after every upstream failed
+    blocked,       ///< a blocklist rule matched
+    local,         ///< local records, localhost, private reverse zones
+    refused,       ///< access control, or a blocking mode of "refused" (counted as blocked)
+    formerr,       ///< malformed query answered FORMERR (or BADVERS)
+    notimp,        ///< opcode or query type we do not serve
+    servfail,      ///< every upstream failed
+    dropped,       ///< not answered at all
+    rate_limited,  ///< over the client's rate limit (dropped, REFUSED or TC by its action)
+    pending,       ///< sent upstream, not finished yet (the decision of decide())
 };
-inline constexpr std::size_t kOutcomeCount = 11;
+inline constexpr std::size_t kOutcomeCount = 12;
 
 [[nodiscard]] const char* to_text(Outcome outcome) noexcept;
 

@@ -43,6 +43,9 @@ struct ServerOptions {
     /// Also the time a new connection has for its PROXY header and TLS handshake.
     std::chrono::milliseconds tcp_idle_timeout{10000};
     std::size_t tcp_max_connections = 256;
+    /// Stream connections one client address may have open at once (over TCP, DoT and DoH
+    /// together); a connection from a PROXY protocol source is not counted.
+    std::size_t tcp_max_connections_per_client = 32;
     /// Queries one TCP connection may have unanswered before we stop reading from it.
     std::size_t tcp_max_pipelined = 64;
 
