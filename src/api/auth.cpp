@@ -96,19 +96,21 @@ const Sessions::Session* Authenticator::session_of(const http::Request& request,
     return id ? sessions_.find(*id, now) : nullptr;
 }
 
-bool Authenticator::token_ok(std::string_view token) {
-    if (good_tokens_.find(token) != good_tokens_.end()) {
-        return true;
+Access Authenticator::token_checked(bool ok, const std::string& token,
+                                    const std::vector<std::string>& hashes,
+                                    const asio::ip::address& peer, SteadyTime now) {
+    if (!ok) {
+        limiter_.failed(peer, now);
+        return {401, "the API token is not valid", {}, std::nullopt, {}};
     }
-    const bool ok = std::any_of(options_.token_hashes.begin(), options_.token_hashes.end(),
-                                [&](const std::string& h) { return verify_secret(h, token); });
-    if (ok) {
-        if (good_tokens_.size() >= 64) {
-            good_tokens_.clear();  // bounded; the next use of each checks its hash again
-        }
-        good_tokens_.emplace(token);
+    if (hashes != options_.token_hashes) {  // the tokens changed (a reload) during the check
+        return {401, "the API tokens changed; send the request again", {}, std::nullopt, {}};
     }
-    return ok;
+    if (good_tokens_.size() >= 64) {
+        good_tokens_.clear();  // bounded; the next use of each checks its hash again
+    }
+    good_tokens_.emplace(token);
+    return {};
 }
 
 Access Authenticator::check(const http::Request& request, const asio::ip::address& peer,
@@ -120,30 +122,31 @@ Access Authenticator::check(const http::Request& request, const asio::ip::addres
         constexpr std::string_view kBearer = "Bearer ";
         if (auth->size() > kBearer.size() && ascii_iequal(auth->substr(0, 7), kBearer)) {
             if (const auto wait = limiter_.wait(peer, now)) {
-                return {429, "too many failed attempts; try again later", {}, *wait};
+                return {429, "too many failed attempts; try again later", {}, *wait, {}};
             }
-            // A token is long and random: checked against its hash once, then remembered.
-            if (token_ok(auth->substr(kBearer.size()))) {
+            // A token is long and random: checked against its hash once (by the caller, off
+            // the event loop), then remembered.
+            const std::string_view token = auth->substr(kBearer.size());
+            if (good_tokens_.find(token) != good_tokens_.end()) {
                 return {};
             }
-            limiter_.failed(peer, now);
-            return {401, "the API token is not valid", {}, std::nullopt};
+            return {Access::kCheckToken, {}, {}, std::nullopt, std::string(token)};
         }
     }
     const auto id = cookie_value(request, kCookie);
     const Sessions::Session* s = id ? sessions_.find(*id, now) : nullptr;
     if (s == nullptr) {
-        return {401, "login required", {}, std::nullopt};
+        return {401, "login required", {}, std::nullopt, {}};
     }
     const std::string_view m = request.method;
     const bool changes = !(m == "GET" || m == "HEAD" || m == "OPTIONS");
     if (changes) {
         const auto token = request.header("X-CSRF-Token");
         if (!token || !constant_time_equal(*token, s->csrf)) {
-            return {403, "missing or wrong X-CSRF-Token", std::string(*id), std::nullopt};
+            return {403, "missing or wrong X-CSRF-Token", std::string(*id), std::nullopt, {}};
         }
     }
-    return {200, {}, std::string(*id), std::nullopt};
+    return {200, {}, std::string(*id), std::nullopt, {}};
 }
 
 std::optional<std::pair<std::string, std::string>> Authenticator::login_result(

@@ -159,10 +159,51 @@ http::Response error_response(int status, std::string_view text) {
     return json_response(status, {{"error", std::string(text)}});
 }
 
+namespace {
+
+/// The deepest nesting of arrays and objects a request body may have. Bodies are walked
+/// recursively (into the config document, then written out as TOML), so their depth is bounded
+/// before anything parses them; no route takes more than a few levels.
+constexpr std::size_t kMaxBodyDepth = 32;
+
+/// Whether the JSON text nests arrays and objects deeper than `limit` (strings skipped).
+bool nests_deeper_than(std::string_view text, std::size_t limit) noexcept {
+    std::size_t depth = 0;
+    bool in_string = false;
+    bool escaped = false;
+    for (const char c : text) {
+        if (in_string) {
+            if (escaped) {
+                escaped = false;
+            } else if (c == '\\') {
+                escaped = true;
+            } else if (c == '"') {
+                in_string = false;
+            }
+        } else if (c == '"') {
+            in_string = true;
+        } else if (c == '[' || c == '{') {
+            if (++depth > limit) {
+                return true;
+            }
+        } else if ((c == ']' || c == '}') && depth > 0) {
+            --depth;
+        }
+    }
+    return false;
+}
+
+}  // namespace
+
 nlohmann::json body_object(const http::Request& request, std::optional<http::Response>& error) {
     const auto type = request.header("Content-Type");
     if (!type || !ascii_iequal(type->substr(0, type->find(';')), "application/json")) {
         error = error_response(415, "send the body as Content-Type: application/json");
+        return {};
+    }
+    if (nests_deeper_than(request.body, kMaxBodyDepth)) {
+        error = error_response(400, "the body nests arrays or objects more than " +
+                                        std::to_string(kMaxBodyDepth) + " deep");
         return {};
     }
     auto parsed = nlohmann::json::parse(request.body, nullptr, false);

@@ -42,6 +42,10 @@ void log_outcome(const lists::RefreshOutcome& o) {
             }
             break;
     }
+    if (!o.saved && o.result != lists::RefreshResult::failed) {
+        // The refresh worked but left no record: the next start may download the list again.
+        spdlog::warn("list {}: its status cannot be stored: {}", s.name, s.last_error);
+    }
 }
 
 }  // namespace
@@ -138,7 +142,8 @@ void ListRefresher::start_round() {
         return;
     }
     round_running_ = true;
-    lists::FetchRequest request{state_dir_, policy_, std::move(due)};
+    // `held` is left to refresh_in_child, which adds the statuses this process holds.
+    lists::FetchRequest request{state_dir_, policy_, std::move(due), {}};
     downloads_.post([this, request = std::move(request), keys = std::move(keys),
                      alive = std::weak_ptr<bool>(alive_)] {
         auto outcomes = lists::refresh_in_child("/proc/self/exe", request, cancel_);

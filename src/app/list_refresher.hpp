@@ -3,8 +3,11 @@
 // child process (fetch_process.hpp) started from the download worker, and tells the daemon when
 // a round installed a new copy so it recompiles.
 //
-// Runs on the event loop; only the downloads leave it. The schedule comes from the status files
-// in the state directory, so a restart does not download lists that are still fresh.
+// Runs on the event loop; only the downloads leave it. The schedule comes from the lists'
+// statuses: their files in the state directory, so a restart does not download lists that are
+// still fresh, or the newer ones held in memory while the disk refuses to store them
+// (StateDir::hold_status), so a full or read-only disk still backs off after a failure instead of
+// starting a fetcher again at once.
 #pragma once
 
 #include <asio/io_context.hpp>

@@ -5,9 +5,11 @@
 #include <array>
 #include <ctime>
 #include <fstream>
+#include <istream>
 
 #include "embedded.hpp"
 #include "moat/filter/compiler.hpp"
+#include "moat/lists/copy_check.hpp"
 #include "moat/lists/state_dir.hpp"
 
 namespace moat::app {
@@ -86,6 +88,70 @@ void add_rules(const config::Config& config, filter::Compiler& compiler, Compile
     }
 }
 
+/// A configured list to compile: where it is read from, and its id and kind in the snapshot.
+struct ListFile {
+    const config::ListConfig& list;
+    filter::ListKind kind;
+    std::uint32_t id;
+};
+
+filter::ListSpec spec_of(const ListFile& f) {
+    return {f.id, f.list.name, f.kind, list_format(f.list.format),
+            f.list.subdomains.value_or(false)};
+}
+
+/// A local list: a list that cannot be read is a problem (a reload with problems keeps the
+/// running lists).
+void add_local(const ListFile& f, filter::Compiler& compiler, CompiledLists& result) {
+    const std::string& path = f.list.path;
+    std::ifstream in(path, std::ios::binary);
+    if (!in) {
+        result.problems.push_back("list \"" + f.list.name + "\": cannot open " + path);
+        return;
+    }
+    auto added = compiler.add_stream(spec_of(f), in);
+    if (!added) {
+        result.problems.push_back("list \"" + f.list.name + "\": too many lists");
+        return;
+    }
+    report(path, compiler.stats(*added));
+    result.sources.push_back({f.list.name, path, false});
+}
+
+/// A downloaded list, from its last good copy. The copy is digested while it compiles and
+/// compared with its status: a damaged copy (truncated, overwritten) is still served as far as it
+/// reads, since that is the best there is, but said, and the next refresh downloads it whole.
+void add_downloaded(const ListFile& f, const lists::StateDir& dir, filter::Compiler& compiler,
+                    CompiledLists& result) {
+    const std::string key = lists::StateDir::key_of(f.list.name, f.list.url);
+    const std::string path = dir.copy_path(key).string();
+    lists::DigestingReader reader(path);
+    if (!reader.is_open()) {
+        result.pending.push_back("list \"" + f.list.name + "\" (" + f.list.url +
+                                 "): not downloaded yet; it is added once it is");
+        return;
+    }
+    std::istream in(&reader);
+    auto added = compiler.add_stream(spec_of(f), in);
+    if (!added) {
+        result.problems.push_back("list \"" + f.list.name + "\": too many lists");
+        return;
+    }
+    const filter::ListStats& stats = compiler.stats(*added);
+    report(f.list.name + " (" + f.list.url + ")", stats);
+    result.sources.push_back({f.list.name, path, false});
+    const auto status = dir.read_status(key);
+    if (!status) {
+        return;  // nothing to compare with; the next refresh writes a status
+    }
+    if (std::string damage = lists::copy_mismatch(*status, reader.finish()); !damage.empty()) {
+        spdlog::warn(
+            "list {}: the copy {} does not match its status ({}; {} entries read, {} recorded); "
+            "serving what it holds until a refresh downloads the list whole",
+            f.list.name, path, damage, stats.entries, status->entries);
+    }
+}
+
 }  // namespace
 
 CompiledLists compile_lists(const config::Config& config, bool with_embedded) {
@@ -99,34 +165,17 @@ CompiledLists compile_lists(const config::Config& config, bool with_embedded) {
             result.sources.push_back({"built-in", "", true});
         }
     }
+    const lists::StateDir dir(config.lists.state_dir);
     auto add = [&](const config::ListConfig& l, filter::ListKind kind, std::uint32_t id) {
         if (!l.enabled) {
             return;
         }
-        std::string path = l.path;
-        if (!l.url.empty()) {
-            const lists::StateDir dir(config.lists.state_dir);
-            path = dir.copy_path(lists::StateDir::key_of(l.name, l.url)).string();
+        const ListFile f{l, kind, id};
+        if (l.url.empty()) {
+            add_local(f, compiler, result);
+        } else {
+            add_downloaded(f, dir, compiler, result);
         }
-        std::ifstream in(path, std::ios::binary);
-        if (!in) {
-            if (l.url.empty()) {
-                result.problems.push_back("list \"" + l.name + "\": cannot open " + path);
-            } else {
-                result.pending.push_back("list \"" + l.name + "\" (" + l.url +
-                                         "): not downloaded yet; it is added once it is");
-            }
-            return;
-        }
-        filter::ListSpec spec{id, l.name, kind, list_format(l.format),
-                              l.subdomains.value_or(false)};
-        auto added = compiler.add_stream(spec, in);
-        if (!added) {
-            result.problems.push_back("list \"" + l.name + "\": too many lists");
-            return;
-        }
-        report(l.url.empty() ? path : l.name + " (" + l.url + ")", compiler.stats(*added));
-        result.sources.push_back({l.name, path, false});
     };
     for (std::size_t i = 0; i < config.blocklists.size(); ++i) {
         add(config.blocklists[i], filter::ListKind::block,

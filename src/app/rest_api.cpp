@@ -4,6 +4,9 @@
 
 #include <spdlog/spdlog.h>
 
+#include <algorithm>
+#include <memory>
+
 #include "moat/api/password.hpp"
 
 namespace moat::app {
@@ -30,13 +33,49 @@ void RestApi::set_auth(api::AuthOptions auth) {
     }
 }
 
+namespace {
+
+/// Bearer tokens being checked on the worker at once; more wait for a 503 (a flood of made-up
+/// tokens from many addresses must not queue unbounded work, or memory).
+constexpr std::size_t kMaxTokenChecks = 8;
+
+/// A request that outlives its connection's buffer (it waits for a token check): its text
+/// written out again and parsed from this copy.
+struct HeldRequest {
+    std::string text;
+    http::Request request;
+};
+
+std::shared_ptr<const HeldRequest> hold(const http::Request& r) {
+    auto held = std::make_shared<HeldRequest>();
+    std::string& t = held->text;
+    t.append(r.method).append(" ").append(r.target).append(" HTTP/1.");
+    t.append(std::to_string(r.minor_version)).append("\r\n");
+    for (std::size_t i = 0; i < r.header_count; ++i) {
+        t.append(r.headers[i].name).append(": ").append(r.headers[i].value).append("\r\n");
+    }
+    t.append("\r\n").append(r.body);
+    http::Limits limits;
+    limits.max_body_bytes = std::max(limits.max_body_bytes, r.body.size());
+    if (http::parse_request(t, held->request, limits).state != http::Parsed::State::complete) {
+        return nullptr;  // cannot happen for a request that parsed once
+    }
+    return held;
+}
+
+}  // namespace
+
 std::optional<http::Response> RestApi::handle(const http::Request& request, const api::Peer& peer,
                                               const api::Responder& later) {
-    const bool open_path = request.path == "/api/auth" || request.path == "/api/auth/login" ||
-                           request.path == "/api/auth/logout";
+    // Logout is not open: signed in by cookie, it needs the CSRF token like any other change
+    // (else any page could sign the user out).
+    const bool open_path = request.path == "/api/auth" || request.path == "/api/auth/login";
     if (!open_path && router_.knows(request.path)) {
         const api::Access access =
             auth_.check(request, peer.address, std::chrono::steady_clock::now());
+        if (access.status == api::Access::kCheckToken) {
+            return check_token_then_route(request, access.token, peer, later);
+        }
         if (access.status != 200) {
             http::Response r = error_response(access.status, access.error);
             if (access.retry_after) {
@@ -45,7 +84,51 @@ std::optional<http::Response> RestApi::handle(const http::Request& request, cons
             return r;
         }
     }
-    return router_.route(request, peer, later);
+    return route(request, peer, later);
+}
+
+std::optional<http::Response> RestApi::check_token_then_route(const http::Request& request,
+                                                              const std::string& token,
+                                                              const api::Peer& peer,
+                                                              const api::Responder& later) {
+    auto held = hold(request);
+    if (token_checks_ >= kMaxTokenChecks || !held) {
+        http::Response busy = error_response(503, "busy checking API tokens; try again");
+        busy.header("Retry-After", "1");
+        return busy;
+    }
+    ++token_checks_;
+    // Argon2id takes tens of milliseconds: checked on the worker, so DNS never waits on it.
+    backend_.offload([this, hashes = auth_.options().token_hashes, token, held, peer, later] {
+        const bool ok = std::any_of(hashes.begin(), hashes.end(), [&](const std::string& h) {
+            return api::verify_secret(h, token);
+        });
+        backend_.post([this, ok, hashes, token, held, peer, later] {
+            --token_checks_;
+            const api::Access access = auth_.token_checked(ok, token, hashes, peer.address,
+                                                           std::chrono::steady_clock::now());
+            if (access.status != 200) {
+                later(error_response(access.status, access.error));
+                return;
+            }
+            if (auto answer = route(held->request, peer, later)) {
+                later(std::move(*answer));
+            }
+        });
+    });
+    return std::nullopt;
+}
+
+std::optional<http::Response> RestApi::route(const http::Request& request, const api::Peer& peer,
+                                             const api::Responder& later) {
+    try {
+        return router_.route(request, peer, later);
+    } catch (const nlohmann::json::exception& e) {
+        // A field of the right name but the wrong JSON type (a number for a name, an array
+        // for a flag): the client's mistake, not the server's.
+        return error_response(
+            400, std::string("a field of the body has the wrong type (") + e.what() + ")");
+    }
 }
 
 void RestApi::add_auth_routes() {

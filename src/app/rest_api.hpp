@@ -86,9 +86,19 @@ private:
                                                 const api::Responder& later, int success_status,
                                                 nlohmann::json success_body);
 
+    /// The request once its Bearer token (not seen before) checks out on the worker.
+    std::optional<http::Response> check_token_then_route(const http::Request& request,
+                                                         const std::string& token,
+                                                         const api::Peer& peer,
+                                                         const api::Responder& later);
+    /// The route's answer; a body field of the wrong JSON type is the client's 400.
+    std::optional<http::Response> route(const http::Request& request, const api::Peer& peer,
+                                        const api::Responder& later);
+
     RestBackend& backend_;
     api::Authenticator auth_;
     api::Router router_;
+    std::size_t token_checks_ = 0;  ///< on the worker now
 };
 
 }  // namespace moat::app

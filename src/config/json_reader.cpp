@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "readers.hpp"
+#include "table_reader.hpp"
 
 namespace moat::config::detail {
 namespace {
@@ -118,20 +119,14 @@ public:
         return add(std::move(n));
     }
     bool binary(nlohmann::json::binary_t& /*v*/) { return add(make(Node::Kind::other)); }
-    bool start_object(std::size_t /*size*/) {
-        stack_.push_back(Level{make(Node::Kind::table), {}, 0});
-        return true;
-    }
+    bool start_object(std::size_t /*size*/) { return open(Node::Kind::table); }
     bool key(std::string& k) {
         stack_.back().key = std::move(k);
         stack_.back().key_line = tracker_.last_token_line();
         return true;
     }
     bool end_object() { return close(); }
-    bool start_array(std::size_t /*size*/) {
-        stack_.push_back(Level{make(Node::Kind::array), {}, 0});
-        return true;
-    }
+    bool start_array(std::size_t /*size*/) { return open(Node::Kind::array); }
     bool end_array() { return close(); }
     bool parse_error(std::size_t position, const std::string& /*last_token*/,
                      const nlohmann::detail::exception& ex) {
@@ -152,6 +147,8 @@ public:
     ConfigErrors& errors() { return errors_; }
 
 private:
+    static constexpr std::size_t kMaxDepth = 64;
+
     struct Level {
         Node node;
         std::string key;
@@ -163,6 +160,19 @@ private:
         n.kind = kind;
         n.line = tracker_.last_token_line();
         return n;
+    }
+
+    /// A new array or table; nesting deeper than kMaxDepth stops the parse with an error (the
+    /// tree is walked and destroyed recursively, and no config key nests more than a few levels).
+    bool open(Node::Kind kind) {
+        if (stack_.size() >= kMaxDepth) {
+            errors_.push_back(ConfigError{
+                Errc::syntax, std::string(file_), tracker_.last_token_line(), path_here(),
+                "arrays and objects nested more than " + std::to_string(kMaxDepth) + " deep"});
+            return false;
+        }
+        stack_.push_back(Level{make(kind), {}, 0});
+        return true;
     }
 
     bool close() {
@@ -199,7 +209,7 @@ private:
             if (level.node.kind == Node::Kind::array) {
                 path += "[" + std::to_string(level.node.items.size()) + "]";
             } else {
-                path += (path.empty() ? "" : ".") + level.key;
+                path = join(path, level.key);
             }
         }
         return path;

@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "readers.hpp"
+#include "toml_guard.hpp"
 
 namespace moat::config::detail {
 namespace {
@@ -80,6 +81,12 @@ Node convert(const toml::node& in, std::uint32_t fallback_line) {
 }  // namespace
 
 tl::expected<Node, ConfigErrors> read_toml(std::string_view text, std::string_view file_name) {
+    if (const auto line = non_ascii_outside_quotes(text)) {
+        return tl::unexpected(ConfigErrors{ConfigError{
+            Errc::syntax, std::string(file_name), *line, "",
+            "TOML syntax error: a non-ASCII character outside quotes (bare keys are ASCII: quote "
+            "the key, as in \"café\" = 1)"}});
+    }
     try {
         const toml::table root = toml::parse(text, file_name);
         return convert_table(root, 1);

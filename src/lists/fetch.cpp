@@ -1,45 +1,42 @@
 #include "moat/lists/fetch.hpp"
 
 #include <array>
+#include <cerrno>
 #include <cstdio>
 #include <memory>
 #include <string_view>
+#include <system_error>
 
 #include "curl_library.hpp"
+#include "moat/lists/copy_check.hpp"
 
 namespace moat::lists {
 namespace {
 
 constexpr long kMaxRedirects = 5;
-constexpr std::uint64_t kFnvOffset = 14695981039346656037ULL;
-constexpr std::uint64_t kFnvPrime = 1099511628211ULL;
 
 struct Transfer {
     std::FILE* file = nullptr;
     const std::atomic<bool>* cancel = nullptr;
     std::uint64_t max_bytes = 0;
-    std::uint64_t bytes = 0;
-    std::uint64_t hash = kFnvOffset;
+    ContentDigest digest;  ///< of the body as written: recorded in the status at install
     bool too_big = false;
-    bool write_failed = false;
+    int write_errno = 0;  ///< why writing the body failed; 0 while it did not
     Validators validators;
 };
 
 std::size_t on_body(char* data, std::size_t size, std::size_t count, void* user) {
     auto& t = *static_cast<Transfer*>(user);
     const std::size_t n = size * count;
-    if (t.bytes + n > t.max_bytes) {
+    if (t.digest.bytes + n > t.max_bytes) {
         t.too_big = true;
         return 0;  // ends the transfer with CURLE_WRITE_ERROR
     }
     if (std::fwrite(data, 1, n, t.file) != n) {
-        t.write_failed = true;
+        t.write_errno = errno != 0 ? errno : EIO;
         return 0;
     }
-    for (std::size_t i = 0; i < n; ++i) {
-        t.hash = (t.hash ^ static_cast<unsigned char>(data[i])) * kFnvPrime;
-    }
-    t.bytes += n;
+    t.digest.add(std::string_view(data, n));
     return n;
 }
 
@@ -117,6 +114,11 @@ void set_options(const detail::CurlLibrary& curl, CURL* h, const std::string& ur
     setopt(h, CURLOPT_XFERINFODATA, &t);
 }
 
+std::string write_error(const std::filesystem::path& path, int error) {
+    return "cannot write " + path.string() + ": " +
+           std::error_code(error, std::generic_category()).message();
+}
+
 std::string size_text(std::uint64_t bytes) {
     return bytes >= (1U << 20U) ? std::to_string(bytes >> 20U) + " MiB"
                                 : std::to_string(bytes) + " bytes";
@@ -135,7 +137,7 @@ FetchResult fetch_to_file(const std::string& url, const Validators& have,
     std::unique_ptr<std::FILE, decltype(&std::fclose)> file(std::fopen(out.c_str(), "wb"),
                                                             &std::fclose);
     if (!file) {
-        result.error = "cannot write " + out.string();
+        result.error = write_error(out, errno);
         return result;
     }
     EasyHandle handle(curl.easy_init(), curl.easy_cleanup);
@@ -162,15 +164,17 @@ FetchResult fetch_to_file(const std::string& url, const Validators& have,
 
     const CURLcode rc = curl.easy_perform(handle.get());
     curl.easy_getinfo(handle.get(), CURLINFO_RESPONSE_CODE, &result.http_status);
-    const bool flushed = std::fflush(file.get()) == 0;
-    result.bytes = t.bytes;
-    result.content_hash = t.hash;
+    if (std::fflush(file.get()) != 0 && t.write_errno == 0) {
+        t.write_errno = errno != 0 ? errno : EIO;
+    }
+    result.bytes = t.digest.bytes;
+    result.content_hash = t.digest.hash;
     if (t.too_big || rc == CURLE_FILESIZE_EXCEEDED) {
         result.error = "larger than lists.max_size (" + size_text(options.max_bytes) + ")";
     } else if (rc == CURLE_ABORTED_BY_CALLBACK) {
         result.error = "abandoned (shutting down)";
-    } else if (t.write_failed || !flushed) {
-        result.error = "cannot write " + out.string() + " (disk full?)";
+    } else if (t.write_errno != 0) {
+        result.error = write_error(out, t.write_errno);
     } else if (rc != CURLE_OK) {
         result.error = message[0] != '\0' ? std::string(message.data()) : curl.easy_strerror(rc);
     } else if (result.http_status == 304) {

@@ -15,6 +15,8 @@
 #include <nlohmann/json.hpp>
 #include <ostream>
 
+#include "status_json.hpp"
+
 extern char** environ;  // NOLINT(readability-redundant-declaration): POSIX, not in a header
 
 namespace moat::lists {
@@ -135,22 +137,58 @@ std::string collect(int fd, pid_t pid, const std::atomic<bool>& cancel,
     }
 }
 
-/// The "RESULT KEY" lines of the child's output.
-void read_results(std::string_view text, std::map<std::string, RefreshResult>& out) {
-    while (!text.empty()) {
-        const std::size_t nl = text.find('\n');
-        const std::string_view line = text.substr(0, nl);
-        text.remove_prefix(nl == std::string_view::npos ? text.size() : nl + 1);
-        const std::size_t space = line.find(' ');
-        if (space == std::string_view::npos) {
-            continue;  // cut short by a kill: that list counts as unreported
+RefreshResult result_of(std::string_view text) {
+    return text == "updated"     ? RefreshResult::updated
+           : text == "unchanged" ? RefreshResult::unchanged
+                                 : RefreshResult::failed;
+}
+
+/// One result line of the child: the list's key, result and status.
+std::string result_line(const std::string& key, const RefreshOutcome& o) {
+    const Json line{{"key", key},
+                    {"result", result_text(o.result)},
+                    {"saved", o.saved},
+                    {"status", detail::status_document(o.status)}};
+    // Invalid lines in the status are list text: any bytes must not make dump() throw.
+    return line.dump(-1, ' ', false, Json::error_handler_t::replace) + "\n";
+}
+
+/// The whole result lines of the child's output, by key. A line cut short by a kill is not
+/// one: that list counts as unreported.
+std::map<std::string, RefreshOutcome> read_results(std::string_view text) {
+    std::map<std::string, RefreshOutcome> out;
+    for (std::size_t nl = text.find('\n'); nl != std::string_view::npos; nl = text.find('\n')) {
+        const Json line = Json::parse(text.substr(0, nl), nullptr, false);
+        text.remove_prefix(nl + 1);
+        if (!line.is_object() || !line.contains("status")) {
+            continue;
         }
-        const std::string_view result = line.substr(0, space);
-        out[std::string(line.substr(space + 1))] = result == "updated" ? RefreshResult::updated
-                                                   : result == "unchanged"
-                                                       ? RefreshResult::unchanged
-                                                       : RefreshResult::failed;
+        auto status = detail::status_from_document(line["status"]);
+        if (!status) {
+            continue;
+        }
+        RefreshOutcome o;
+        o.result = result_of(line.value("result", ""));
+        o.saved = line.value("saved", false);
+        o.status = std::move(*status);
+        out.insert_or_assign(line.value("key", ""), std::move(o));
     }
+    return out;
+}
+
+/// The outcome of a list the child did not report: a failed attempt, so that the schedule backs
+/// off from it, though the child could not write it down.
+RefreshOutcome unreported(const StateDir& dir, const std::string& key, const ListSource& s,
+                          const std::string& why) {
+    RefreshOutcome o;
+    o.status = dir.read_status(key).value_or(ListStatus{});
+    o.status.name = s.name;
+    o.status.url = s.url;
+    o.status.last_error = why.empty() ? "the list fetcher did not report" : why;
+    o.status.last_attempt = unix_now();
+    ++o.status.failures;
+    o.saved = false;
+    return o;
 }
 
 std::string exit_text(int status) {
@@ -174,6 +212,10 @@ std::string to_json(const FetchRequest& r) {
                            {"subdomains", s.include_subdomains},
                            {"refresh", s.refresh.count()}});
     }
+    Json held = Json::object();
+    for (const auto& [key, status] : r.held) {
+        held[key] = detail::status_document(status);
+    }
     const FetchOptions& f = r.policy.fetch;
     return Json{{"state_dir", r.state_dir},
                 {"connect_timeout_ms", f.connect_timeout.count()},
@@ -182,8 +224,9 @@ std::string to_json(const FetchRequest& r) {
                 {"ca_file", f.ca_file},
                 {"user_agent", f.user_agent},
                 {"max_shrink_percent", r.policy.max_shrink_percent},
-                {"sources", sources}}
-        .dump();
+                {"sources", sources},
+                {"held", held}}
+        .dump(-1, ' ', false, Json::error_handler_t::replace);
 }
 
 std::optional<FetchRequest> request_from_json(std::string_view text) {
@@ -211,6 +254,14 @@ std::optional<FetchRequest> request_from_json(std::string_view text) {
                                  s.at("subdomains").get<bool>(),
                                  std::chrono::seconds(s.at("refresh").get<long>())});
         }
+        const Json held = doc.value("held", Json::object());  // absent from older parents
+        for (const auto& [key, doc_status] : held.items()) {
+            auto status = detail::status_from_document(doc_status);
+            if (!status) {
+                return std::nullopt;
+            }
+            r.held.emplace(key, std::move(*status));
+        }
         return r;
     } catch (const Json::exception&) {
         return std::nullopt;
@@ -221,8 +272,15 @@ std::vector<RefreshOutcome> refresh_in_child(const std::filesystem::path& exe,
                                              const FetchRequest& request,
                                              const std::atomic<bool>& cancel) {
     const StateDir dir(request.state_dir);
+    FetchRequest sent = request;
+    for (const ListSource& s : request.sources) {
+        const std::string key = StateDir::key_of(s.name, s.url);
+        if (auto held = dir.held_status(key)) {
+            sent.held.insert_or_assign(key, std::move(*held));
+        }
+    }
     std::string why;
-    std::map<std::string, RefreshResult> reported;
+    std::string lines;
     Pipe in(Pipe::Kind::socket);
     Pipe out(Pipe::Kind::pipe);
     const pid_t pid = in.ok() && out.ok() ? spawn_fetcher(exe, in, out) : -1;
@@ -231,36 +289,32 @@ std::vector<RefreshOutcome> refresh_in_child(const std::filesystem::path& exe,
     } else {
         in.close_read();
         out.close_write();
-        const bool sent = send_all(in.write_end(), to_json(request));
+        const bool delivered = send_all(in.write_end(), to_json(sent));
         in.close_write();
         const auto per_list =
             request.policy.fetch.connect_timeout + request.policy.fetch.timeout + kSlackPerList;
         const auto deadline = std::chrono::steady_clock::now() +
                               per_list * static_cast<std::int64_t>(request.sources.size());
-        const std::string lines = collect(out.read_end(), pid, cancel, deadline, why);
+        lines = collect(out.read_end(), pid, cancel, deadline, why);
         int status = 0;
         while (::waitpid(pid, &status, 0) < 0 && errno == EINTR) {
         }
-        read_results(lines, reported);
-        if (why.empty() && (!sent || status != 0)) {
+        if (why.empty() && (!delivered || status != 0)) {
             why = exit_text(status);
         }
     }
+    std::map<std::string, RefreshOutcome> reported = read_results(lines);
     std::vector<RefreshOutcome> outcomes;
     for (const ListSource& s : request.sources) {
         const std::string key = StateDir::key_of(s.name, s.url);
-        RefreshOutcome o;
-        o.status = dir.read_status(key).value_or(ListStatus{});
-        o.status.name = s.name;
-        o.status.url = s.url;
-        if (auto it = reported.find(key); it != reported.end()) {
-            o.result = it->second;
+        const auto it = reported.find(key);
+        RefreshOutcome o =
+            it != reported.end() ? std::move(it->second) : unreported(dir, key, s, why);
+        // This process's memory follows the disk: what the child could not write is held here.
+        if (o.saved) {
+            dir.release_status(key);
         } else {
-            // Counted as a failed attempt, so the schedule retries soon (next_refresh backs off
-            // from the failures), though the child could not write it down.
-            o.status.last_error = why.empty() ? "the list fetcher did not report" : why;
-            o.status.last_attempt = unix_now();
-            ++o.status.failures;
+            dir.hold_status(key, o.status);
         }
         outcomes.push_back(std::move(o));
     }
@@ -278,10 +332,13 @@ int serve_fetch_request(std::istream& in, std::ostream& out) {
         return 2;
     }
     const StateDir dir(request->state_dir);
+    for (const auto& [key, status] : request->held) {
+        dir.hold_status(key, status);  // newer than the files: refresh_list starts from these
+    }
     for (const ListSource& source : request->sources) {
         const RefreshOutcome o = refresh_list(source, dir, request->policy, unix_now());
-        out << result_text(o.result) << ' ' << StateDir::key_of(source.name, source.url)
-            << std::endl;  // flushed per list: a parent killed mid-way still knows these
+        // Flushed per list: a parent that kills the child mid-way still has these.
+        out << result_line(StateDir::key_of(source.name, source.url), o) << std::flush;
     }
     return 0;
 }

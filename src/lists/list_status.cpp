@@ -2,14 +2,17 @@
 
 #include <nlohmann/json.hpp>
 
-namespace moat::lists {
+#include "status_json.hpp"
 
-std::string to_json(const ListStatus& s) {
+namespace moat::lists {
+namespace detail {
+
+nlohmann::json status_document(const ListStatus& s) {
     nlohmann::json invalid = nlohmann::json::array();
     for (const filter::InvalidLine& bad : s.first_invalid) {
         invalid.push_back({{"line", bad.line}, {"text", bad.text}});
     }
-    const nlohmann::json doc = {
+    return {
         {"name", s.name},
         {"url", s.url},
         {"entries", s.entries},
@@ -26,13 +29,10 @@ std::string to_json(const ListStatus& s) {
         {"last_error", s.last_error},
         {"failures", s.failures},
     };
-    // Invalid lines are list text: whatever bytes a server sent must not make dump() throw.
-    return doc.dump(2, ' ', false, nlohmann::json::error_handler_t::replace) + "\n";
 }
 
-std::optional<ListStatus> status_from_json(std::string_view text) {
-    const nlohmann::json doc = nlohmann::json::parse(text, nullptr, false);
-    if (doc.is_discarded() || !doc.is_object()) {
+std::optional<ListStatus> status_from_document(const nlohmann::json& doc) {
+    if (!doc.is_object()) {
         return std::nullopt;
     }
     try {
@@ -59,6 +59,20 @@ std::optional<ListStatus> status_from_json(std::string_view text) {
     } catch (const nlohmann::json::exception&) {
         return std::nullopt;  // a field of the wrong type: as good as no status
     }
+}
+
+}  // namespace detail
+
+std::string to_json(const ListStatus& s) {
+    // Invalid lines are list text: whatever bytes a server sent must not make dump() throw.
+    return detail::status_document(s).dump(2, ' ', false,
+                                           nlohmann::json::error_handler_t::replace) +
+           "\n";
+}
+
+std::optional<ListStatus> status_from_json(std::string_view text) {
+    const nlohmann::json doc = nlohmann::json::parse(text, nullptr, false);
+    return doc.is_discarded() ? std::nullopt : detail::status_from_document(doc);
 }
 
 }  // namespace moat::lists

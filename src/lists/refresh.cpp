@@ -4,6 +4,7 @@
 #include <fstream>
 
 #include "moat/filter/list_scan.hpp"
+#include "moat/lists/copy_check.hpp"
 
 namespace moat::lists {
 namespace {
@@ -38,6 +39,101 @@ void record_success(ListStatus& s, std::int64_t now) {
     s.failures = 0;
 }
 
+/// The status a refresh of `key` starts from; `damage` says how the copy on disk differs from
+/// it (empty when it does not).
+ListStatus starting_status(const ListSource& source, const StateDir& dir, const std::string& key,
+                           std::string& damage) {
+    ListStatus s = dir.read_status(key).value_or(ListStatus{});
+    std::error_code ec;
+    if (s.has_copy() && !std::filesystem::exists(dir.copy_path(key), ec)) {
+        s = ListStatus{};  // the copy went missing: download it whole
+    } else if (s.has_copy()) {
+        damage = copy_mismatch(s, digest_file(dir.copy_path(key)));
+    }
+    s.name = source.name;
+    s.url = source.url;
+    return s;
+}
+
+/// What one refresh works with.
+struct Attempt {
+    const ListSource& source;
+    const StateDir& dir;
+    const std::string& key;
+    const RefreshPolicy& policy;
+    std::int64_t now;
+};
+
+/// Checks the download waiting at the partial path and makes it the copy when it passes.
+RefreshResult install(const Attempt& a, const FetchResult& got, ListStatus& s) {
+    std::ifstream in(a.dir.partial_path(a.key), std::ios::binary);
+    const filter::ListStats scanned =
+        filter::scan_list(in, a.source.format, a.source.include_subdomains);
+    in.close();
+    if (std::string why = rejection(scanned, s, a.policy.max_shrink_percent); !why.empty()) {
+        record_failure(s, std::move(why));
+        return RefreshResult::failed;
+    }
+    if (auto installed = a.dir.install_copy(a.key); !installed) {
+        record_failure(s, installed.error());
+        return RefreshResult::failed;
+    }
+    s.entries = scanned.entries;
+    s.lines = scanned.lines;
+    s.invalid = scanned.invalid;
+    s.first_invalid = scanned.first_invalid;
+    s.bytes = got.bytes;
+    s.content_hash = got.content_hash;
+    s.etag = got.validators.etag;
+    s.last_modified = got.validators.last_modified;
+    s.last_changed = a.now;
+    record_success(s, a.now);
+    return RefreshResult::updated;
+}
+
+/// Downloads the list and decides what the answer means for the copy; `damage` as
+/// starting_status gave it.
+RefreshResult download(const Attempt& a, const std::string& damage, ListStatus& s) {
+    const bool intact = s.has_copy() && damage.empty();
+    const FetchResult got = fetch_to_file(a.source.url, conditional_validators(s, damage.empty()),
+                                          a.dir.partial_path(a.key), a.policy.fetch);
+    if (got.kind == FetchKind::not_modified && intact) {
+        record_success(s, a.now);
+        return RefreshResult::unchanged;
+    }
+    if (got.kind != FetchKind::downloaded) {
+        std::string why =
+            got.kind == FetchKind::not_modified ? "HTTP 304 without a usable copy" : got.error;
+        if (!damage.empty()) {
+            why += "; the copy on disk does not match its status (" + damage + ")";
+        }
+        record_failure(s, std::move(why));
+        return RefreshResult::failed;
+    }
+    if (intact && got.content_hash == s.content_hash && got.bytes == s.bytes) {
+        s.etag = got.validators.etag;  // same body again, from a server without validators
+        s.last_modified = got.validators.last_modified;
+        record_success(s, a.now);
+        return RefreshResult::unchanged;
+    }
+    return install(a, got, s);
+}
+
+/// Writes the status; one the disk refuses is held in memory instead, so the schedule and the
+/// metrics of this process still see the attempt.
+void save_status(const StateDir& dir, const std::string& key, RefreshOutcome& out) {
+    const auto written = dir.write_status(key, out.status);
+    if (written) {
+        dir.release_status(key);
+        return;
+    }
+    if (out.status.last_error.empty()) {
+        out.status.last_error = written.error();  // the copy is in place; only its record is not
+    }
+    out.saved = false;
+    dir.hold_status(key, out.status);
+}
+
 }  // namespace
 
 std::int64_t unix_now() noexcept {
@@ -46,60 +142,30 @@ std::int64_t unix_now() noexcept {
         .count();
 }
 
+Validators conditional_validators(const ListStatus& status, bool copy_matches) {
+    if (!copy_matches) {
+        return {};  // a 304 would confirm the damaged copy; the whole list repairs it
+    }
+    return {status.etag, status.last_modified};
+}
+
 RefreshOutcome refresh_list(const ListSource& source, const StateDir& dir,
                             const RefreshPolicy& policy, std::int64_t now) {
     const std::string key = StateDir::key_of(source.name, source.url);
     RefreshOutcome out;
-    ListStatus& s = out.status;
-    s = dir.read_status(key).value_or(ListStatus{});
-    std::error_code ec;
-    if (s.has_copy() && !std::filesystem::exists(dir.copy_path(key), ec)) {
-        s = ListStatus{};  // the copy went missing: download it whole
-    }
-    s.name = source.name;
-    s.url = source.url;
-    s.last_attempt = now;
-
-    const Validators have{s.etag, s.last_modified};
-    const FetchResult got = fetch_to_file(source.url, have, dir.partial_path(key), policy.fetch);
-    if (got.kind == FetchKind::not_modified && s.has_copy()) {
-        record_success(s, now);
-        out.result = RefreshResult::unchanged;
-    } else if (got.kind != FetchKind::downloaded) {
-        record_failure(
-            s, got.kind == FetchKind::not_modified ? "HTTP 304 without a copy on disk" : got.error);
-    } else if (s.has_copy() && got.content_hash == s.content_hash && got.bytes == s.bytes) {
-        s.etag = got.validators.etag;  // same body again, from a server without validators
-        s.last_modified = got.validators.last_modified;
-        record_success(s, now);
-        out.result = RefreshResult::unchanged;
+    std::string damage;
+    out.status = starting_status(source, dir, key, damage);
+    out.status.last_attempt = now;
+    if (auto writable = dir.ensure(); !writable) {
+        // A download that cannot be kept is not worth its traffic; the reason is the disk.
+        record_failure(out.status, writable.error());
     } else {
-        std::ifstream in(dir.partial_path(key), std::ios::binary);
-        const filter::ListStats scanned =
-            filter::scan_list(in, source.format, source.include_subdomains);
-        in.close();
-        if (std::string why = rejection(scanned, s, policy.max_shrink_percent); !why.empty()) {
-            record_failure(s, std::move(why));
-        } else if (auto installed = dir.install_copy(key); !installed) {
-            record_failure(s, installed.error());
-        } else {
-            s.entries = scanned.entries;
-            s.lines = scanned.lines;
-            s.invalid = scanned.invalid;
-            s.first_invalid = scanned.first_invalid;
-            s.bytes = got.bytes;
-            s.content_hash = got.content_hash;
-            s.etag = got.validators.etag;
-            s.last_modified = got.validators.last_modified;
-            s.last_changed = now;
-            record_success(s, now);
-            out.result = RefreshResult::updated;
-        }
+        const Attempt attempt{source, dir, key, policy, now};
+        out.result = download(attempt, damage, out.status);
     }
+    std::error_code ec;
     std::filesystem::remove(dir.partial_path(key), ec);
-    if (auto written = dir.write_status(key, s); !written && s.last_error.empty()) {
-        s.last_error = written.error();  // the copy is in place; only its record is missing
-    }
+    save_status(dir, key, out);
     return out;
 }
 

@@ -6,8 +6,11 @@
 #include <cerrno>
 #include <cstdio>
 #include <fstream>
+#include <map>
 #include <sstream>
 #include <system_error>
+
+#include "moat/core/guarded.hpp"
 
 namespace moat::lists {
 namespace {
@@ -34,15 +37,60 @@ tl::expected<void, std::string> sync_path(const std::filesystem::path& path, boo
     return {};
 }
 
+/// Renames and syncs the directory, so the new name survives a power cut.
+tl::expected<void, std::string> rename_synced(const std::filesystem::path& from,
+                                              const std::filesystem::path& to) {
+    if (::rename(from.c_str(), to.c_str()) != 0) {
+        return tl::unexpected(errno_text("cannot rename " + from.string() + " to", to));
+    }
+    return sync_path(to.parent_path(), true);
+}
+
 tl::expected<void, std::string> rename_durably(const std::filesystem::path& from,
                                                const std::filesystem::path& to) {
     if (auto synced = sync_path(from, false); !synced) {
         return synced;
     }
-    if (::rename(from.c_str(), to.c_str()) != 0) {
-        return tl::unexpected(errno_text("cannot rename " + from.string() + " to", to));
+    return rename_synced(from, to);
+}
+
+/// Writes and syncs `content` to `tmp`; errors name `target`, the file the caller asked for.
+/// Plain POSIX calls: errno says why (a full or read-only disk), and nothing throws.
+tl::expected<void, std::string> write_synced(const std::filesystem::path& tmp,
+                                             const std::filesystem::path& target,
+                                             std::string_view content) {
+    const int fd = ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+    if (fd < 0) {
+        return tl::unexpected(errno_text("cannot write", target));
     }
-    return sync_path(to.parent_path(), true);
+    int error = 0;
+    while (!content.empty() && error == 0) {
+        const ssize_t n = ::write(fd, content.data(), content.size());
+        if (n > 0) {
+            content.remove_prefix(static_cast<std::size_t>(n));
+        } else if (n == 0 || errno != EINTR) {
+            error = n == 0 ? EIO : errno;
+        }
+    }
+    if (error == 0 && ::fsync(fd) != 0) {
+        error = errno;
+    }
+    if (::close(fd) != 0 && error == 0) {
+        error = errno;
+    }
+    if (error != 0) {
+        errno = error;
+        return tl::unexpected(errno_text("cannot write", target));
+    }
+    return {};
+}
+
+/// The statuses the disk refused, by status file path; shared by every StateDir of the process
+/// (they are made wherever a status is needed), guarded as the refresher's worker thread holds
+/// them while the event loop reads them.
+Guarded<std::map<std::string, ListStatus>>& held_statuses() {
+    static Guarded<std::map<std::string, ListStatus>> held;
+    return held;
 }
 
 std::uint32_t fnv1a32(std::string_view text) noexcept {
@@ -59,21 +107,13 @@ tl::expected<void, std::string> write_file_atomically(const std::filesystem::pat
                                                       std::string_view content) {
     std::filesystem::path tmp = path;
     tmp += ".tmp";
-    {
-        std::ofstream out(tmp, std::ios::binary | std::ios::trunc);
-        out.write(content.data(), static_cast<std::streamsize>(content.size()));
-        out.close();
-        if (!out) {
-            std::filesystem::remove(tmp);
-            return tl::unexpected(errno_text("cannot write", tmp));
-        }
-    }
-    auto renamed = rename_durably(tmp, path);
-    if (!renamed) {
-        std::error_code ignored;
+    auto written =
+        write_synced(tmp, path, content).and_then([&] { return rename_synced(tmp, path); });
+    if (!written) {
+        std::error_code ignored;  // a read-only disk refuses this too; the error above says why
         std::filesystem::remove(tmp, ignored);
     }
-    return renamed;
+    return written;
 }
 
 tl::expected<void, std::string> StateDir::ensure() const {
@@ -118,6 +158,9 @@ std::filesystem::path StateDir::partial_path(const std::string& key) const {
 }
 
 std::optional<ListStatus> StateDir::read_status(const std::string& key) const {
+    if (auto held = held_status(key)) {
+        return held;
+    }
     std::ifstream in(status_path(key), std::ios::binary);
     if (!in) {
         return std::nullopt;
@@ -130,6 +173,23 @@ std::optional<ListStatus> StateDir::read_status(const std::string& key) const {
 tl::expected<void, std::string> StateDir::write_status(const std::string& key,
                                                        const ListStatus& status) const {
     return write_file_atomically(status_path(key), to_json(status));
+}
+
+std::optional<ListStatus> StateDir::held_status(const std::string& key) const {
+    return held_statuses().with(
+        [path = status_path(key).string()](const auto& held) -> std::optional<ListStatus> {
+            const auto it = held.find(path);
+            return it == held.end() ? std::nullopt : std::optional<ListStatus>(it->second);
+        });
+}
+
+void StateDir::hold_status(const std::string& key, const ListStatus& status) const {
+    held_statuses().with(
+        [&, path = status_path(key).string()](auto& held) { held.insert_or_assign(path, status); });
+}
+
+void StateDir::release_status(const std::string& key) const {
+    held_statuses().with([path = status_path(key).string()](auto& held) { held.erase(path); });
 }
 
 tl::expected<void, std::string> StateDir::install_copy(const std::string& key) const {

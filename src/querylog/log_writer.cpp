@@ -11,8 +11,8 @@ LogWriter::LogWriter(LogOptions options, EntryQueue& queue, Database database, R
 void LogWriter::feed_stats(const Entry& stored) {
     const bool hide_domain = options_.privacy == Privacy::hide_domains;
     const bool hide_client = options_.privacy == Privacy::hide_clients;
-    stats_->add(stored.time_us, stored.outcome, hide_domain ? "" : stored.qname.view(),
-                hide_client ? std::string() : stored.client.to_text(), 1);
+    stats_->add_now(stored.time_us, stored.outcome, hide_domain ? "" : stored.qname.view(),
+                    hide_client ? std::string() : stored.client.to_text());
 }
 
 std::size_t LogWriter::collect() {

@@ -53,13 +53,19 @@ Counts& Counts::operator+=(const Counts& o) noexcept {
 
 RollingStats::RollingStats() : ring_(kBuckets) {}
 
-RollingStats::Bucket* RollingStats::bucket_for(std::int64_t time_us) {
+RollingStats::Bucket* RollingStats::bucket_for(std::int64_t time_us, bool live) {
     if (time_us < 0) {
         return nullptr;
     }
     const std::int64_t index = time_us / kBucketUs;
     if (newest_index_ >= 0 && index <= newest_index_ - static_cast<std::int64_t>(kBuckets)) {
-        return nullptr;  // older than the day the ring holds
+        if (!live) {
+            return nullptr;  // a rebuilt row older than the day the ring holds
+        }
+        // A query of now, a day or more before the newest bucket: the wall clock was set back
+        // (or had run ahead). Without this the ring would drop every query until real time
+        // caught up with the clock's mistake.
+        newest_index_ = index;
     }
     Bucket& b = ring_[static_cast<std::size_t>(index) % kBuckets];
     if (b.index != index) {
@@ -77,15 +83,20 @@ bool RollingStats::live(const Bucket& b, std::int64_t now_us) const noexcept {
 }
 
 void RollingStats::add(const Entry& entry) {
-    add(entry.time_us, entry.outcome, entry.qname.view(), entry.client.to_text(), 1);
+    add(entry.time_us, entry.outcome, entry.qname.view(), entry.client.to_text(), 1, true);
 }
 
-void RollingStats::count(const Entry& entry) { add(entry.time_us, entry.outcome, {}, {}, 1); }
+void RollingStats::count(const Entry& entry) { add(entry.time_us, entry.outcome, {}, {}, 1, true); }
 
 void RollingStats::add(std::int64_t time_us, std::string_view outcome, std::string_view domain,
                        std::string_view client, std::uint64_t n) {
+    add(time_us, outcome, domain, client, n, false);
+}
+
+void RollingStats::add(std::int64_t time_us, std::string_view outcome, std::string_view domain,
+                       std::string_view client, std::uint64_t n, bool live) {
     const std::lock_guard lock(mutex_);
-    Bucket* b = bucket_for(time_us);
+    Bucket* b = bucket_for(time_us, live);
     if (b == nullptr) {
         return;
     }

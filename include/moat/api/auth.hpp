@@ -70,10 +70,15 @@ private:
 
 /// The decision on one request to a protected path.
 struct Access {
-    int status = 200;                                 ///< 200: go on; 401, 403 or 429 otherwise
-    std::string error;                                ///< why not, for the JSON answer
-    std::string session;                              ///< the session id when signed in by cookie
+    /// A Bearer token not seen yet: the caller checks it against the hashes off the event loop
+    /// (Argon2 takes tens of ms), then calls Authenticator::token_checked().
+    static constexpr int kCheckToken = 0;
+
+    int status = 200;     ///< 200: go on; kCheckToken; 401, 403 or 429: refused
+    std::string error;    ///< why not, for the JSON answer
+    std::string session;  ///< the session id when signed in by cookie
     std::optional<std::chrono::seconds> retry_after;  ///< with 429
+    std::string token;                                ///< with kCheckToken
 };
 
 class Authenticator {
@@ -104,14 +109,16 @@ public:
                                                                     const asio::ip::address& peer,
                                                                     SteadyTime now);
     void logout(const http::Request& request);
+    /// The result of checking an Access::kCheckToken token against `hashes` (the token hashes
+    /// when the check started): a good token is remembered, a bad one counts as a failure.
+    Access token_checked(bool ok, const std::string& token, const std::vector<std::string>& hashes,
+                         const asio::ip::address& peer, SteadyTime now);
 
     /// The Set-Cookie value that sets or clears the session cookie.
     [[nodiscard]] static std::string cookie(std::string_view session_id);
     [[nodiscard]] static std::string clearing_cookie();
 
 private:
-    [[nodiscard]] bool token_ok(std::string_view token);
-
     AuthOptions options_;
     Sessions sessions_;
     LoginLimiter limiter_;

@@ -49,7 +49,7 @@ class Groups;        // src/engine/groups.hpp
 
 enum class Action : std::uint8_t {
     respond,  ///< send the `size` octets at the start of `out`
-    drop,     ///< send nothing (not a query, or not even a header)
+    drop,     ///< send nothing (not a query, not even a header, or over the rate limit)
     forward,  ///< send Pending::upstream_query upstream, then complete() or fail()
 };
 

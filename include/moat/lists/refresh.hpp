@@ -2,8 +2,10 @@
 // when each list is due next.
 //
 // A download replaces the copy only when it has entries and has not shrunk by more than the
-// policy allows; otherwise the copy stays and the status says why. Nothing here compiles a
-// snapshot: the caller recompiles when a refresh reports `updated`.
+// policy allows; otherwise the copy stays and the status says why. A copy that no longer matches
+// its status (size, hash: copy_check.hpp) is downloaded whole, without validators, so a damaged
+// copy is repaired rather than confirmed by a 304. Nothing here compiles a snapshot: the caller
+// recompiles when a refresh reports `updated`.
 #pragma once
 
 #include <chrono>
@@ -39,13 +41,23 @@ enum class RefreshResult : std::uint8_t {
 
 struct RefreshOutcome {
     RefreshResult result = RefreshResult::failed;
-    ListStatus status;  ///< as written to the state directory
+    ListStatus status;  ///< as the refresh left it
+    /// The status reached the state directory; when not (a full or read-only disk) it is held in
+    /// memory instead (StateDir::hold_status) and `status.last_error` says why when nothing else
+    /// failed.
+    bool saved = true;
 };
 
 /// The wall clock in Unix seconds, the unit of ListStatus times.
 [[nodiscard]] std::int64_t unix_now() noexcept;
 
-/// Downloads `source` and updates its copy and status in `dir`. `now` is Unix seconds.
+/// The validators a refresh sends for the copy `status` describes: none when the copy on disk does
+/// not match it (`copy_matches` false), so that the server sends the whole list.
+[[nodiscard]] Validators conditional_validators(const ListStatus& status, bool copy_matches);
+
+/// Downloads `source` and updates its copy and status in `dir`, starting from
+/// `dir.read_status` (a held status first). Nothing is downloaded when `dir` cannot be written:
+/// the status says why. `now` is Unix seconds.
 [[nodiscard]] RefreshOutcome refresh_list(const ListSource& source, const StateDir& dir,
                                           const RefreshPolicy& policy, std::int64_t now);
 

@@ -79,6 +79,11 @@ public:
     /// empty when not to be ranked.
     void add(std::int64_t time_us, std::string_view outcome, std::string_view domain,
              std::string_view client, std::uint64_t n);
+    /// One query answered just now (the log writer's feed; domain and client may be empty).
+    void add_now(std::int64_t time_us, std::string_view outcome, std::string_view domain,
+                 std::string_view client) {
+        add(time_us, outcome, domain, client, 1, true);
+    }
 
     /// The last 24 h as of `now_us`.
     [[nodiscard]] Counts totals(std::int64_t now_us) const;
@@ -101,8 +106,11 @@ private:
         TopCounter clients{kTopSlots};
     };
     /// The bucket for `time_us`, reset first if it held an older period; null when `time_us` is
-    /// older than the day the ring holds.
-    Bucket* bucket_for(std::int64_t time_us);
+    /// older than the day the ring holds, unless the query happened just now (`live`): then the
+    /// wall clock went back more than a day, and the ring follows it.
+    Bucket* bucket_for(std::int64_t time_us, bool live);
+    void add(std::int64_t time_us, std::string_view outcome, std::string_view domain,
+             std::string_view client, std::uint64_t n, bool live);
     [[nodiscard]] bool live(const Bucket& b, std::int64_t now_us) const noexcept;
 
     mutable std::mutex mutex_;

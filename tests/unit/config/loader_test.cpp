@@ -202,9 +202,31 @@ TEST(Loader, SyntaxErrorsNameTheLine) {
     expect_one("[1, 2]", Syntax::json, Errc::wrong_type, 1, "", "top level must be an object");
 }
 
+TEST(Loader, NonAsciiOutsideQuotesIsASyntaxErrorAndAllowedInsideThem) {
+    // toml++ 3.3.0 reaches undefined behaviour on some of these (src/config/toml_guard.hpp).
+    expect_one("# ok\n[caf\xC3\xA9]\n", Syntax::toml, Errc::syntax, 2, "", "non-ASCII");
+    expect_one("[log]\n\xC3\xA9 = 1\n", Syntax::toml, Errc::syntax, 2, "", "non-ASCII");
+    // After a multi-line string with an escaped quote and a non-ASCII letter inside it.
+    expect_one("s = \"\"\"\nline \\\"\"\" \xC3\xA9\n\"\"\"\n\xC2\xA0= 1\n", Syntax::toml,
+               Errc::syntax, 4, "", "non-ASCII");
+    const auto fine = parse(
+        "# Gr\xC3\xB6\xC3\x9F"
+        "e\n[querylog]\npath = \"/tmp/caf\xC3\xA9.db\" # \xC3\xA9\n"
+        "[server]\ndoh_path = '''\n/fran\xC3\xA7"
+        "aise'''\n",
+        Syntax::toml);
+    ASSERT_TRUE(fine) << to_string(fine.error());
+    EXPECT_EQ(fine->querylog.path, "/tmp/caf\xC3\xA9.db");
+    EXPECT_EQ(fine->server.doh_path,
+              "/fran\xC3\xA7"
+              "aise");
+}
+
 TEST(Loader, JsonDuplicateKeysAreErrors) {
     expect_one("{\"cache\": {\n\"negative\": true,\n\"negative\": false}}", Syntax::json,
                Errc::duplicate_key, 3, "cache.negative", "first given on line 2");
+    expect_one("{\"\": 1,\n\"\": 2}", Syntax::json, Errc::duplicate_key, 2, "\"\"",
+               "first given on line 1");
 }
 
 TEST(Loader, CollectsEveryErrorUpToTheCap) {

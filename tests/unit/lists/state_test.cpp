@@ -1,12 +1,16 @@
 // The state directory of downloaded lists: status documents round-trip, damaged ones read as
 // absent, keys are file-safe and follow the URL, writes are atomic, and the refresh schedule
 // (first attempt, backoff after failures, interval plus bounded jitter), and the fetcher
-// process's request document.
+// process's request document. A disk that refuses writes: an error that says why (never a
+// throw), the status held in memory, the child's result line carrying it to the parent.
 #include <gtest/gtest.h>
+#include <unistd.h>
 
+#include <array>
 #include <filesystem>
 #include <fstream>
 #include <set>
+#include <sstream>
 
 #include "moat/lists/fetch_process.hpp"
 #include "moat/lists/refresh.hpp"
@@ -58,7 +62,7 @@ TEST(ListStatus, DamagedDocumentsReadAsAbsent) {
     EXPECT_FALSE(status_from_json("{\"entries\": 12"));  // cut short by a crash
     EXPECT_FALSE(status_from_json("[1, 2]"));
     EXPECT_FALSE(status_from_json("{\"entries\": \"many\"}"));
-    const auto partial = status_from_json("{\"name\": \"x\", \"entries\": 5}");
+    const auto partial = status_from_json(R"({"name": "x", "entries": 5})");
     ASSERT_TRUE(partial);
     EXPECT_EQ(partial->entries, 5U);
     EXPECT_FALSE(partial->has_copy());
@@ -111,6 +115,84 @@ TEST(StateDir, EnsureFailsUnderAFile) {
     EXPECT_NE(ok.error().find("file/lists"), std::string::npos) << ok.error();
 }
 
+TEST(StateDir, AWriteThatTheDiskRefusesIsAnErrorThatSaysWhyNotAThrow) {
+    // Under a regular file: ENOTDIR, which refuses even root (a chmod 0555 would not).
+    const TempDir tmp;
+    std::ofstream(tmp.path() / "file") << "x";
+    const std::filesystem::path target = tmp.path() / "file" / "web.json";
+    tl::expected<void, std::string> written;
+    EXPECT_NO_THROW(written = write_file_atomically(target, "{}\n"));
+    ASSERT_FALSE(written);
+    EXPECT_EQ(written.error(), "cannot write " + target.string() + ": Not a directory");
+    const StateDir dir(tmp.path() / "file");
+    EXPECT_FALSE(dir.write_status("k", sample()));
+}
+
+TEST(StateDir, AWriteToAReadOnlyDirectoryNamesIt) {
+    if (::geteuid() == 0) {
+        GTEST_SKIP() << "runs as root, which a directory's mode 0555 does not stop; the "
+                        "read-only case is covered by AWriteThatTheDiskRefuses... (ENOTDIR) and "
+                        "tests/integration/test_local_faults.py (a read-only tmpfs)";
+    }
+    const TempDir tmp;
+    std::filesystem::permissions(
+        tmp.path(), std::filesystem::perms::owner_read | std::filesystem::perms::owner_exec);
+    const auto written = write_file_atomically(tmp.path() / "web.json", "{}\n");
+    std::filesystem::permissions(tmp.path(), std::filesystem::perms::owner_all);
+    ASSERT_FALSE(written);
+    EXPECT_NE(written.error().find("Permission denied"), std::string::npos) << written.error();
+}
+
+TEST(StateDir, AHeldStatusIsReadBeforeTheFileUntilReleased) {
+    const TempDir tmp;
+    const StateDir dir(tmp.path());
+    const std::string key = "held-k";
+    ListStatus on_disk = sample();
+    on_disk.failures = 0;
+    ASSERT_TRUE(dir.write_status(key, on_disk));
+    ListStatus newer = on_disk;
+    newer.failures = 4;
+    newer.last_error = "cannot write: No space left on device";
+    dir.hold_status(key, newer);
+    EXPECT_EQ(dir.read_status(key), newer);
+    EXPECT_EQ(StateDir(tmp.path()).read_status(key), newer) << "every StateDir of the process";
+    const TempDir other;
+    EXPECT_FALSE(StateDir(other.path()).read_status(key)) << "held by path, not by key alone";
+    dir.release_status(key);
+    EXPECT_FALSE(dir.held_status(key));
+    EXPECT_EQ(dir.read_status(key)->failures, 0U) << "the file again";
+}
+
+/// A source whose state directory cannot be made (under a regular file): refresh_list fails
+/// before any download, so these tests need neither libcurl nor a network.
+struct UnwritableState {
+    TempDir tmp;
+    StateDir dir{tmp.path() / "file" / "lists"};
+    ListSource source{"web", "http://127.0.0.1:9/web.txt", filter::ListFormat::domains, false,
+                      std::chrono::hours{24}};
+    std::string key = StateDir::key_of(source.name, source.url);
+
+    UnwritableState() { std::ofstream(tmp.path() / "file") << "x"; }
+};
+
+TEST(Refresh, AStateDirectoryThatCannotBeWrittenFailsWithTheReasonAndIsHeld) {
+    const UnwritableState st;
+    const RefreshOutcome o = refresh_list(st.source, st.dir, RefreshPolicy{}, 1000);
+    EXPECT_EQ(o.result, RefreshResult::failed);
+    EXPECT_FALSE(o.saved);
+    EXPECT_NE(o.status.last_error.find("cannot create the list state directory"), std::string::npos)
+        << o.status.last_error;
+    EXPECT_NE(o.status.last_error.find("Not a directory"), std::string::npos);
+    EXPECT_EQ(o.status.failures, 1U);
+    EXPECT_EQ(o.status.last_attempt, 1000);
+    EXPECT_EQ(st.dir.held_status(st.key), o.status) << "the disk refused it: held in memory";
+    // The next attempt counts on from the held status: the back-off grows without a disk.
+    const RefreshOutcome again = refresh_list(st.source, st.dir, RefreshPolicy{}, 1060);
+    EXPECT_EQ(again.status.failures, 2U);
+    EXPECT_EQ(next_refresh(st.source, &again.status, 1), 1060 + 120);
+    st.dir.release_status(st.key);
+}
+
 ListSource daily() {
     ListSource s;
     s.name = "ads";
@@ -128,7 +210,7 @@ TEST(RefreshSchedule, DueAtOnceWithoutAnAttempt) {
 TEST(RefreshSchedule, FailuresBackOffFromOneMinuteUpToTheInterval) {
     ListStatus s = sample();
     s.last_attempt = 1000;
-    const std::int64_t expected[] = {60, 120, 240, 480, 960};
+    const std::array<std::int64_t, 5> expected{60, 120, 240, 480, 960};
     for (std::uint32_t f = 1; f <= 5; ++f) {
         s.failures = f;
         EXPECT_EQ(next_refresh(daily(), &s, 7), 1000 + expected[f - 1]) << f << " failures";
@@ -214,6 +296,49 @@ TEST(FetchRequest, AFetcherThatCannotRunCountsAsAFailedAttempt) {
     EXPECT_EQ(next_refresh(r.sources[0], &outcomes[0].status, 1),
               outcomes[0].status.last_attempt + 60)
         << "retried after a minute, not after a day";
+}
+
+TEST(FetchRequest, HeldStatusesTravelWithTheRequest) {
+    FetchRequest r;
+    r.state_dir = "/var/lib/dnsmoat/lists";
+    r.sources.push_back({"ads", "https://a.example/ads.txt", filter::ListFormat::adblock, true,
+                         std::chrono::hours{12}});
+    r.held.emplace(StateDir::key_of("ads", "https://a.example/ads.txt"), sample());
+    const auto back = request_from_json(to_json(r));
+    ASSERT_TRUE(back);
+    ASSERT_EQ(back->held.size(), 1U);
+    EXPECT_EQ(back->held.begin()->second, status_from_json(to_json(sample())));
+    r.held.clear();  // a request without "held" at all (an older parent) still reads
+    std::string old = to_json(r);
+    const std::string empty_held = "\"held\":{},";
+    ASSERT_NE(old.find(empty_held), std::string::npos) << old;
+    old.erase(old.find(empty_held), empty_held.size());
+    const auto without = request_from_json(old);
+    ASSERT_TRUE(without) << old;
+    EXPECT_TRUE(without->held.empty());
+}
+
+TEST(FetchRequest, TheChildReportsTheStatusItCouldNotWrite) {
+    const UnwritableState st;
+    FetchRequest r;
+    r.state_dir = st.dir.root().string();
+    r.sources.push_back(st.source);
+    ListStatus held;
+    held.failures = 6;
+    held.last_attempt = 500;
+    r.held.emplace(st.key, held);
+    std::istringstream in(to_json(r));
+    std::ostringstream out;
+    ASSERT_EQ(serve_fetch_request(in, out), 0);
+    const std::string line = out.str();
+    ASSERT_FALSE(line.empty());
+    EXPECT_EQ(line.find('\n'), line.size() - 1) << "one line per list: " << line;
+    EXPECT_NE(line.find("\"key\":\"" + st.key + "\""), std::string::npos) << line;
+    EXPECT_NE(line.find("\"result\":\"failed\""), std::string::npos) << line;
+    EXPECT_NE(line.find("\"saved\":false"), std::string::npos) << line;
+    EXPECT_NE(line.find("cannot create the list state directory"), std::string::npos) << line;
+    EXPECT_NE(line.find("\"failures\":7"), std::string::npos) << "counted on from the held one";
+    st.dir.release_status(st.key);
 }
 
 TEST(FetchRequest, MalformedRequestsAreRejected) {

@@ -55,9 +55,23 @@ TEST(RollingStatsTest, CountsPerBucketAndForgetsAfterADay) {
     s.add(entry(kT0 + kDay + 2, "b.test", "forwarded"));
     EXPECT_EQ(s.totals(later).queries, 4U);
     EXPECT_EQ(s.top(later, 10).domains.front().name, "a.test");
-    // A query older than the ring's day is ignored, not counted into a newer bucket.
-    s.add(entry(kT0 - 5, "old.test", "forwarded"));
+    // A row rebuilt from the log older than the ring's day is ignored, not counted into a newer
+    // bucket.
+    s.add(kT0 - 5, "forwarded", "old.test", "", 1);
     EXPECT_EQ(s.totals(later).queries, 4U);
+}
+
+TEST(RollingStatsTest, FollowsTheWallClockBackAfterItRanAhead) {
+    RollingStats s;
+    s.add(entry(kT0, "a.test", "forwarded"));
+    // The clock runs three days ahead for a while, then is set right again.
+    s.add(entry(kT0 + 3 * kDay + 5 * kBucket, "ahead.test", "forwarded"));
+    s.add(entry(kT0 + kBucket, "b.test", "blocked"));
+    s.add(entry(kT0 + kBucket + 1, "c.test", "cached"));
+    const Counts t = s.totals(kT0 + kBucket + 2);
+    EXPECT_EQ(t.queries, 3U) << "queries after the clock came back are counted";
+    EXPECT_EQ(t.blocked, 1U);
+    EXPECT_EQ(s.top(kT0 + kBucket + 2, 10).domains.size(), 3U);
 }
 
 TEST(RollingStatsTest, RanksByCountThenName) {

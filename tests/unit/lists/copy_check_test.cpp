@@ -1,0 +1,160 @@
+// Recognising a damaged copy of a downloaded list: the digest (size and FNV-1a 64) is the same
+// whatever pieces the bytes come in, the reader digests the whole file whatever its reader
+// consumed, a copy that differs from its status is described (expected vs found), and a refresh
+// of a copy that does not match sends no validators.
+#include "moat/lists/copy_check.hpp"
+
+#include <gtest/gtest.h>
+
+#include <filesystem>
+#include <fstream>
+#include <istream>
+#include <string>
+
+#include "moat/lists/refresh.hpp"
+#include "support/temp_dir.hpp"
+
+namespace moat::lists {
+namespace {
+
+using test::TempDir;
+
+ContentDigest digest_of(std::string_view text) {
+    ContentDigest d;
+    d.add(text);
+    return d;
+}
+
+void write(const std::filesystem::path& path, const std::string& text) {
+    std::ofstream(path, std::ios::binary) << text;
+}
+
+/// A list text longer than the reader's buffer, so reads cross chunk boundaries.
+std::string long_list() {
+    std::string text;
+    for (int i = 0; text.size() < 200'000; ++i) {
+        text += "ads" + std::to_string(i) + ".example.com\n";
+    }
+    return text;
+}
+
+ListStatus status_of(std::string_view text) {
+    ListStatus s;
+    s.name = "web";
+    s.url = "http://lists.example/web.txt";
+    s.last_changed = 1'795'000'000;
+    s.entries = 2;
+    const ContentDigest d = digest_of(text);
+    s.bytes = d.bytes;
+    s.content_hash = d.hash;
+    s.etag = "\"v1\"";
+    s.last_modified = "Mon, 30 Nov 2026 10:00:00 GMT";
+    return s;
+}
+
+TEST(ContentDigest, IsFnv1a64OfTheBytes) {
+    EXPECT_EQ(digest_of("").hash, 0xcbf29ce484222325ULL);
+    EXPECT_EQ(digest_of("a").hash, 0xaf63dc4c8601ec8cULL);
+    EXPECT_EQ(digest_of("foobar").hash, 0x85944171f73967e8ULL);
+    EXPECT_EQ(digest_of("foobar").bytes, 6U);
+}
+
+TEST(ContentDigest, PiecesOfAnySizeGiveTheSameDigest) {
+    const std::string text = long_list();
+    ContentDigest pieces;
+    for (std::size_t at = 0; at < text.size(); at += 777) {
+        pieces.add(std::string_view(text).substr(at, 777));
+    }
+    EXPECT_EQ(pieces.hash, digest_of(text).hash);
+    EXPECT_EQ(pieces.bytes, text.size());
+}
+
+TEST(DigestingReader, HandsOutTheFileAndDigestsAllOfIt) {
+    const TempDir tmp;
+    const std::string text = long_list();
+    write(tmp.path() / "copy.list", text);
+    DigestingReader reader(tmp.path() / "copy.list");
+    ASSERT_TRUE(reader.is_open());
+    std::istream in(&reader);
+    const std::string read_back((std::istreambuf_iterator<char>(in)),
+                                std::istreambuf_iterator<char>());
+    EXPECT_EQ(read_back, text);
+    const auto digest = reader.finish();
+    ASSERT_TRUE(digest);
+    EXPECT_EQ(digest->bytes, text.size());
+    EXPECT_EQ(digest->hash, digest_of(text).hash);
+}
+
+TEST(DigestingReader, FinishDigestsWhatTheStreamsReaderLeft) {
+    const TempDir tmp;
+    const std::string text = long_list();
+    write(tmp.path() / "copy.list", text);
+    DigestingReader reader(tmp.path() / "copy.list");
+    std::istream in(&reader);
+    std::string first;
+    std::getline(in, first);
+    EXPECT_EQ(first, "ads0.example.com");
+    const auto digest = reader.finish();
+    ASSERT_TRUE(digest);
+    EXPECT_EQ(digest->bytes, text.size());
+    EXPECT_EQ(digest->hash, digest_of(text).hash);
+    EXPECT_EQ(digest_file(tmp.path() / "copy.list")->hash, digest->hash);
+}
+
+TEST(DigestingReader, AMissingFileHasNoDigest) {
+    const TempDir tmp;
+    DigestingReader reader(tmp.path() / "missing.list");
+    EXPECT_FALSE(reader.is_open());
+    EXPECT_FALSE(reader.finish());
+    EXPECT_FALSE(digest_file(tmp.path() / "missing.list"));
+}
+
+TEST(CopyMismatch, TheCopyTheStatusRecordedMatches) {
+    const ListStatus s = status_of("a.com\nb.com\n");
+    EXPECT_EQ(copy_mismatch(s, digest_of("a.com\nb.com\n")), "");
+}
+
+TEST(CopyMismatch, ATruncatedCopyIsDescribedExpectedAgainstFound) {
+    const ListStatus s = status_of("a.com\nb.com\n");
+    const std::string why = copy_mismatch(s, digest_of("a.com\nb."));
+    EXPECT_NE(why.find("expected 12 bytes"), std::string::npos) << why;
+    EXPECT_NE(why.find("found 8 bytes"), std::string::npos) << why;
+    EXPECT_NE(why.find("FNV-1a 0x"), std::string::npos) << why;
+}
+
+TEST(CopyMismatch, JunkOfTheSameSizeIsNoticedByTheHash) {
+    const ListStatus s = status_of("a.com\nb.com\n");
+    const std::string why = copy_mismatch(s, digest_of("a.com\n\x01\xff\x7f#zz"));
+    EXPECT_FALSE(why.empty());
+    EXPECT_NE(why.find("found 12 bytes"), std::string::npos) << why;
+}
+
+TEST(CopyMismatch, AStatusWithoutAHashIsCheckedBySize) {
+    ListStatus s = status_of("a.com\nb.com\n");
+    s.content_hash = 0;  // written before hashes were recorded
+    EXPECT_EQ(copy_mismatch(s, digest_of("x.com\ny.com\n")), "");
+    const std::string why = copy_mismatch(s, digest_of("a.com\n"));
+    EXPECT_NE(why.find("expected 12 bytes, found 6 bytes"), std::string::npos) << why;
+}
+
+TEST(CopyMismatch, AnUnreadableCopyNeverMatchesAndNoCopyIsNeverChecked) {
+    const ListStatus s = status_of("a.com\nb.com\n");
+    EXPECT_NE(copy_mismatch(s, std::nullopt).find("cannot be read"), std::string::npos);
+    EXPECT_EQ(copy_mismatch(ListStatus{}, digest_of("anything")), "");
+}
+
+TEST(ConditionalValidators, AMatchingCopySendsItsValidators) {
+    const ListStatus s = status_of("a.com\n");
+    const Validators v = conditional_validators(s, true);
+    EXPECT_EQ(v.etag, "\"v1\"");
+    EXPECT_EQ(v.last_modified, "Mon, 30 Nov 2026 10:00:00 GMT");
+}
+
+TEST(ConditionalValidators, ADamagedCopySendsNoneSoTheWholeListComes) {
+    const Validators v = conditional_validators(status_of("a.com\n"), false);
+    EXPECT_EQ(v.etag, "");
+    EXPECT_EQ(v.last_modified, "");
+}
+
+}  // namespace
+}  // namespace moat::lists
