@@ -1,17 +1,23 @@
 #!/usr/bin/env bash
 # Fuzz dnsmoat's libFuzzer targets (built by the fuzz preset) for a bounded time.
 #
-#   scripts/fuzz.sh all [SECONDS]       every fuzz_* target in turn, SECONDS each (default 60)
-#   scripts/fuzz.sh TARGET [SECONDS]    one target, by name (fuzz_message) or path to its binary
+#   scripts/fuzz.sh all [SECONDS]       every target in turn, SECONDS each (default 60)
+#   scripts/fuzz.sh TARGET [SECONDS]    one target, by name (fuzz_pipeline) or path to its binary
 #
+# Targets (tests/fuzz/CMakeLists.txt says what each checks): fuzz_wire_parse,
+# fuzz_wire_validate, fuzz_wire_roundtrip, fuzz_http_request, fuzz_proxy_header, fuzz_h2_server,
+# fuzz_doh_exchange, fuzz_pipeline, fuzz_tcp_framing, fuzz_list_line, fuzz_config. `all` runs
+# them in this order, says which are not built, and also runs any other fuzz_* binary it finds.
 # Build first: cmake --workflow --preset fuzz (scripts/test.sh does). Targets are the fuzz_*
 # executables in build/fuzz/tests/fuzz/ (override with MOAT_FUZZ_DIR).
 # Seeds: the dirs listed in <target>.seeds next to the binary (written by moat_add_fuzz_target),
-# else tests/fuzz/corpus/<target>/ plus the real DNS messages in
+# else tests/fuzz/corpus/<target>/ plus, for the targets that read DNS messages, the real ones in
 # $MOAT_SHARED_DIR/data/wire/{extracted,c-ares-fuzzinput,knot-fuzz}. They are copied into a
 # working corpus build/fuzz/run/<target>/ (wiped per run), so the repository and shared/ are
-# never written; new inputs libFuzzer finds stay there for inspection or `-merge=1`.
-# A dictionary tests/fuzz/<target>.dict is used when present. Extra libFuzzer flags:
+# never written; new inputs libFuzzer finds stay there for inspection or `-merge=1`, and
+# libFuzzer runs in that directory (its fuzz-N.log files with -jobs land there too).
+# A dictionary tests/fuzz/<target>.dict is used when present, and the libFuzzer flags in
+# tests/fuzz/<target>.flags (one line, e.g. -max_len=1024). Extra flags for every target:
 # MOAT_FUZZ_FLAGS="-max_len=512 -only_ascii=1".
 # Crashes, leaks and timeouts go to build/fuzz/artifacts/<target>/; reproduce one with
 #   build/fuzz/tests/fuzz/<target> build/fuzz/artifacts/<target>/crash-...
@@ -21,9 +27,15 @@ set -euo pipefail
 repo=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 cd "$repo"
 fuzz_dir=${MOAT_FUZZ_DIR:-build/fuzz/tests/fuzz}
-work_root=build/fuzz/run
-artifact_root=build/fuzz/artifacts
+work_root=$repo/build/fuzz/run
+artifact_root=$repo/build/fuzz/artifacts
 shared=${MOAT_SHARED_DIR:-$repo/../shared}
+# Every target moat_add_fuzz_target defines, in the order `all` runs them.
+known_targets=(fuzz_wire_parse fuzz_wire_validate fuzz_wire_roundtrip fuzz_http_request
+    fuzz_proxy_header fuzz_h2_server fuzz_doh_exchange fuzz_pipeline fuzz_tcp_framing
+    fuzz_list_line fuzz_config)
+# The targets whose input is a DNS message: the shared wire messages seed them.
+wire_targets=" fuzz_wire_parse fuzz_wire_validate fuzz_wire_roundtrip "
 
 usage() { sed -n '2,/^set -euo/p' "$0" | sed '$d; s/^# \{0,1\}//'; }
 
@@ -41,9 +53,16 @@ export UBSAN_OPTIONS=${UBSAN_OPTIONS:-print_stacktrace=1:halt_on_error=1}
 
 targets=()
 if [[ "$which" == all ]]; then
+    for name in "${known_targets[@]}"; do
+        if [[ -x "$fuzz_dir/$name" ]]; then
+            targets+=("$fuzz_dir/$name")
+        else
+            echo "fuzz.sh: WARNING: $name is not built in $fuzz_dir"
+        fi
+    done
     if [[ -d "$fuzz_dir" ]]; then
         while IFS= read -r -d '' bin; do
-            targets+=("$bin")
+            [[ " ${known_targets[*]} " == *" $(basename "$bin") "* ]] || targets+=("$bin")
         done < <(find "$fuzz_dir" -maxdepth 1 -type f -name 'fuzz_*' -perm -u+x -print0 | sort -z)
     fi
     if ((${#targets[@]} == 0)); then
@@ -65,9 +84,11 @@ seed_dirs() { # target name, binary dir -> seed dirs, one per line
     if [[ -f "$dir/$name.seeds" ]]; then
         grep -v '^[[:space:]]*$' "$dir/$name.seeds" || true
     else
-        echo "tests/fuzz/corpus/$name"
-        printf '%s\n' "$shared/data/wire/extracted" "$shared/data/wire/c-ares-fuzzinput" \
-            "$shared/data/wire/knot-fuzz"
+        echo "$repo/tests/fuzz/corpus/$name"
+        if [[ "$wire_targets" == *" $name "* ]]; then
+            printf '%s\n' "$shared/data/wire/extracted" "$shared/data/wire/c-ares-fuzzinput" \
+                "$shared/data/wire/knot-fuzz"
+        fi
     fi
 }
 
@@ -89,13 +110,18 @@ for bin in "${targets[@]}"; do
 
     flags=(-max_total_time="$seconds" -timeout=10 -rss_limit_mb=2048 -print_final_stats=1
         -artifact_prefix="$artifacts/")
-    [[ -f "tests/fuzz/$name.dict" ]] && flags+=(-dict="tests/fuzz/$name.dict")
+    [[ -f "tests/fuzz/$name.dict" ]] && flags+=(-dict="$repo/tests/fuzz/$name.dict")
+    if [[ -f "tests/fuzz/$name.flags" ]]; then
+        # shellcheck disable=SC2207 # one line of flags, split on blanks
+        flags+=($(grep -v '^[[:space:]]*#' "tests/fuzz/$name.flags"))
+    fi
     # shellcheck disable=SC2206 # word splitting of the extra flags is intended
     [[ -n "${MOAT_FUZZ_FLAGS:-}" ]] && flags+=(${MOAT_FUZZ_FLAGS})
 
     echo "fuzz.sh: $name for ${seconds}s, $nseeds seed files, corpus $work/corpus"
     log="$work/fuzz.log"
-    if "$bin" "${flags[@]}" "$work/corpus" >"$log" 2>&1; then
+    bin=$(cd "$(dirname "$bin")" && pwd)/$(basename "$bin")
+    if (cd "$work" && "$bin" "${flags[@]}" "$work/corpus") >"$log" 2>&1; then
         grep -E '^(stat::number_of_executed_units|stat::peak_rss_mb|#[0-9]+\s+DONE)' "$log" |
             sed "s/^/fuzz.sh: $name: /" || true
     else
