@@ -5,7 +5,12 @@ failed in the interval, with latency percentiles. The first row (t = 0) is the d
 load.
 
     sample.py --pid PID --out samples.csv --totals totals.json --stop-file PATH
-              --max-seconds N [--interval 5] --feed NAME=FILE [--feed NAME=FILE ...]
+              --max-seconds N [--interval 5] [--probe ADDR:PORT]
+              --feed NAME=FILE [--feed NAME=FILE ...]
+
+Besides, per row: how busy the machine was, how long the sampler's own sleep overran (a stall
+of the machine), and with --probe the slowest round trip of a query sent straight to the
+upstream every 50 ms (a stall of the upstream).
 
 A dnsperf -v line is "> RCODE NAME TYPE LATENCY" for an answer, "> T NAME TYPE" for a timeout and
 "> I NAME TYPE" for a query interrupted when dnsperf's time is up. Failed: a timeout, or any rcode
