@@ -30,7 +30,7 @@ declare -A GROUPS_PKGS=(
 libspdlog-dev libcli11-dev libtomlplusplus-dev libgtest-dev libgmock-dev libbenchmark-dev \
 libre2-dev libcurl4-openssl-dev libsqlite3-dev libargon2-dev libssl-dev libnghttp2-dev ca-certificates python3 git \
 groff-base"
-    [test]="libldns-dev libknot-dev knot knot-dnsutils dnsutils python3-dnspython python3-pytest \
+    [test]="libldns-dev libknot-dev knot knot-dnsutils dnsutils python3-dnspython python3-pytest python3-pytest-xdist \
 clang-format clang-tidy shellcheck iproute2 openssl dnsperf faketime python3-prometheus-client \
 chromium python3-yaml unbound curl python3-h2"
     [fuzz]="clang-14 libfuzzer-14-dev libclang-rt-14-dev llvm-14"

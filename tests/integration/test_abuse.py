@@ -57,6 +57,7 @@ def metric(d, name: str, label: str) -> float:
     return 0.0
 
 
+@pytest.mark.solo
 def test_rate_limit_drops_over_the_burst_and_refills(upstream, moat):
     d = moat(limited_config(upstream, queries_per_second=5, burst=30, action="drop"))
     time.sleep(1.0)  # the readiness probes' tokens come back
@@ -74,6 +75,7 @@ def test_rate_limit_drops_over_the_burst_and_refills(upstream, moat):
     assert not log.exists() or b"rate_limited" not in log.read_bytes()
 
 
+@pytest.mark.solo
 def test_rate_limit_refused_answers_refused(upstream, moat):
     d = moat(limited_config(upstream, queries_per_second=1, burst=10, action="refused"))
     time.sleep(1.0)
@@ -83,6 +85,7 @@ def test_rate_limit_refused_answers_refused(upstream, moat):
     assert 9 <= codes.count("NOERROR") <= 11 and codes.count("REFUSED") >= 29, codes
 
 
+@pytest.mark.solo
 def test_rate_limit_truncate_sends_tc_and_tcp_still_answers(upstream, moat):
     upstream.add("tc.example.test", "A", "192.0.2.77")
     d = moat(limited_config(upstream, queries_per_second=1, burst=5, action="truncate"))

@@ -320,6 +320,7 @@ def test_logout_without_the_csrf_token_is_refused(abuse_daemon):
     assert raw_http(d, request("GET", "/api/stats/summary", headers=s.headers())).status == 401
 
 
+@pytest.mark.solo
 def test_bad_api_tokens_never_stall_dns(abuse_daemon):
     """Each Bearer token is checked against the Argon2id hashes (tens of ms each). Done on the
     event loop, a stream of bad tokens from many addresses (the per-address limiter allows 5 a

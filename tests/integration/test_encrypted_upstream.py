@@ -196,6 +196,7 @@ def latency_ms(d, name: str) -> float:
     return (time.monotonic() - start) * 1000
 
 
+@pytest.mark.solo
 def test_hedge_cuts_the_tail_of_a_slow_server(upstream_factory, moat, tmp_path):
     slow = upstream_factory("slow")
     fast = upstream_factory("fast")

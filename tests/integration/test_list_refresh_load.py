@@ -53,6 +53,7 @@ def snapshot_kib(lines: list[str]) -> int:
     return int(m.group(1))
 
 
+@pytest.mark.solo
 def test_refresh_of_a_million_names_under_load(upstream, moat, tmp_path):
     if shutil.which("dnsperf") is None:
         pytest.fail("dnsperf not installed (scripts/setup.sh test installs it)")

@@ -11,6 +11,7 @@ import threading
 import time
 
 import dns.message
+import pytest
 
 from conftest import base_config, make_query, moat_binary, wait_until, write_file
 
@@ -135,6 +136,7 @@ def test_a_log_that_cannot_be_opened_never_stops_dns(upstream, moat, tmp_path):
     assert d.wait_for_log("query log: off"), d.stderr_text()
 
 
+@pytest.mark.solo
 def test_kill_9_during_heavy_logging_keeps_a_sound_log(upstream, moat, tmp_path):
     d = moat(config(upstream, tmp_path))
     db = tmp_path / "moat1" / "querylog.db"
