@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <chrono>
 #include <cstring>
+#include <new>
 #include <utility>
 
 #include "moat/core/bytes.hpp"
@@ -12,11 +13,24 @@ namespace moat::cache {
 
 namespace {
 
-/// Octets charged per entry beyond its bytes: the Entry itself plus the hash node and bucket
-/// pointer of the map and the ring slot (an estimate of libstdc++'s layout).
-constexpr std::size_t kEntryOverhead = sizeof(Entry) + 64;
+/// Octets charged per entry beyond its stored bytes: the header, the allocator's own header
+/// (16), about 1.6 index slots at the table's load (16 each), the ring slot and a free-slot
+/// number (8 each).
+constexpr std::size_t kEntryOverhead = sizeof(Entry) + 16 + 26 + 16;
 
 }  // namespace
+
+void Entry::Free::operator()(Entry* entry) const noexcept {
+    entry->~Entry();
+    ::operator delete(entry);
+}
+
+Entry::Owner Entry::make(std::size_t storage_size) {
+    void* const block = ::operator new(sizeof(Entry) + storage_size);
+    Owner entry(new (block) Entry());
+    entry->storage_size = static_cast<std::uint32_t>(storage_size);
+    return entry;
+}
 
 bool KeyRefEqual::operator()(const KeyRef& a, const KeyRef& b) const noexcept {
     return a.hash == b.hash && a.qtype == b.qtype && a.qclass == b.qclass &&
@@ -29,11 +43,11 @@ tl::expected<Hit, Errc> Shard::lookup(const CacheKey& key, std::uint16_t id,
                                       Clock::time_point now) noexcept {
     const KeyRef probe = KeyRef::of(key);
     auto result = table_.with_shared([&](const Table& table) -> tl::expected<Hit, Errc> {
-        const auto found = table.map.find(probe);
-        if (found == table.map.end()) {
+        const Entry* const found = table.index.find(probe);
+        if (found == nullptr) {
             return tl::unexpected(Errc::miss);
         }
-        return serve(*found->second, key, id, out, mode, now);
+        return serve(*found, key, id, out, mode, now);
     });
     if (!result) {
         misses_.fetch_add(1, std::memory_order_relaxed);
@@ -95,13 +109,17 @@ bool Shard::dead(const Entry& entry, Clock::time_point now) const noexcept {
 
 tl::expected<void, Errc> Shard::insert(const CacheKey& key, PreparedAnswer&& prepared) {
     const Clock::time_point now = clock_.now();
-    auto entry = std::make_unique<Entry>();
     const auto name = key.name();
-    entry->name_length = static_cast<std::uint8_t>(name.size());
     const std::span<const std::uint16_t> offsets = prepared.ttl_offsets;
-    entry->ttl_count = offsets.size();
-    entry->storage.resize(name.size() + offsets.size_bytes() + prepared.bytes.size());
-    std::uint8_t* out = entry->storage.data();
+    const std::size_t storage_size = name.size() + offsets.size_bytes() + prepared.bytes.size();
+    if (storage_size + kEntryOverhead > max_bytes_) {
+        count_rejected();
+        return tl::unexpected(Errc::too_large);
+    }
+    Entry::Owner entry = Entry::make(storage_size);
+    entry->name_length = static_cast<std::uint8_t>(name.size());
+    entry->ttl_count = static_cast<std::uint16_t>(offsets.size());
+    std::uint8_t* out = entry->storage();
     std::memcpy(out, name.data(), name.size());
     out += name.size();
     if (!offsets.empty()) {
@@ -110,38 +128,34 @@ tl::expected<void, Errc> Shard::insert(const CacheKey& key, PreparedAnswer&& pre
     }
     std::memcpy(out, prepared.bytes.data(), prepared.bytes.size());
     entry->key = KeyRef::of(key);
-    entry->key.name = entry->storage.data();  // the entry's own copy, not the caller's key
+    entry->key.name = entry->storage();  // the entry's own copy, not the caller's key
     entry->inserted = now;
     entry->lifetime = std::chrono::seconds(prepared.lifetime);
-    entry->charge = entry->storage.size() + kEntryOverhead;
-    if (entry->charge > max_bytes_) {
-        count_rejected();
-        return tl::unexpected(Errc::too_large);
-    }
+    entry->charge = static_cast<std::uint32_t>(storage_size + kEntryOverhead);
 
     table_.with([&](Table& table) {
-        // Everything that may throw (growing the ring, the map node) happens before the table
-        // changes, or leaves it consistent: remove() never reallocates free_slots, whose
-        // capacity follows the ring's.
+        // Everything that may throw (growing the ring, the free list, the index) happens before
+        // the table changes: remove() and insert() below allocate nothing.
         if (table.ring.size() == table.ring.capacity()) {
             table.ring.reserve(std::max<std::size_t>(16, table.ring.capacity() * 2));
         }
         table.free_slots.reserve(table.ring.capacity());
-        if (const auto old = table.map.find(KeyRef::of(key)); old != table.map.end()) {
-            remove(table, *old->second);
+        table.index.reserve_one_more();
+        if (Entry* const old = table.index.find(entry->key); old != nullptr) {
+            remove(table, *old);
         }
-        while (table.bytes + entry->charge > max_bytes_ && !table.map.empty()) {
+        while (table.bytes + entry->charge > max_bytes_ && table.index.size() != 0) {
             evict_one(table, now);
         }
         Entry* const stored = entry.get();
-        table.map.emplace(stored->key, std::move(entry));
+        table.index.insert(stored);
         if (table.free_slots.empty()) {
-            stored->ring_index = table.ring.size();
-            table.ring.push_back(stored);  // within the capacity reserved above
+            stored->ring_index = static_cast<std::uint32_t>(table.ring.size());
+            table.ring.push_back(std::move(entry));  // within the capacity reserved above
         } else {
-            stored->ring_index = table.free_slots.back();
+            stored->ring_index = static_cast<std::uint32_t>(table.free_slots.back());
             table.free_slots.pop_back();
-            table.ring[stored->ring_index] = stored;
+            table.ring[stored->ring_index] = std::move(entry);
         }
         table.bytes += stored->charge;
         publish_gauges(table);
@@ -151,13 +165,10 @@ tl::expected<void, Errc> Shard::insert(const CacheKey& key, PreparedAnswer&& pre
 }
 
 void Shard::remove(Table& table, Entry& entry) {
-    table.ring[entry.ring_index] = nullptr;
-    table.free_slots.push_back(entry.ring_index);
+    table.index.erase(&entry);
+    table.free_slots.push_back(entry.ring_index);  // within the capacity reserved by insert
     table.bytes -= entry.charge;
-    // Erasing destroys the entry and the name its key points at: find by a copy, erase by
-    // iterator.
-    const KeyRef key = entry.key;
-    table.map.erase(table.map.find(key));
+    table.ring[entry.ring_index].reset();  // last: destroys the entry
 }
 
 void Shard::evict_one(Table& table, Clock::time_point now) {
@@ -166,7 +177,7 @@ void Shard::evict_one(Table& table, Clock::time_point now) {
         if (table.hand >= table.ring.size()) {
             table.hand = 0;
         }
-        Entry* const candidate = table.ring[table.hand++];
+        Entry* const candidate = table.ring[table.hand++].get();
         if (candidate == nullptr) {
             continue;
         }
@@ -181,7 +192,7 @@ void Shard::evict_one(Table& table, Clock::time_point now) {
 
 void Shard::flush() noexcept {
     table_.with([&](Table& table) {
-        table.map.clear();
+        table.index.clear();
         table.ring.clear();
         table.free_slots.clear();
         table.hand = 0;
@@ -191,7 +202,7 @@ void Shard::flush() noexcept {
 }
 
 void Shard::publish_gauges(const Table& table) noexcept {
-    entries_.store(table.map.size(), std::memory_order_relaxed);
+    entries_.store(table.index.size(), std::memory_order_relaxed);
     bytes_.store(table.bytes, std::memory_order_relaxed);
 }
 

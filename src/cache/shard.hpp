@@ -1,10 +1,10 @@
 // One lock's worth of the answer cache: a hash table of entries, a CLOCK ring for eviction and
 // a byte budget. Private to the cache module; Cache spreads keys over its shards by hash.
 //
-// Invariants (under the exclusive lock): every entry in `map` sits at ring[entry.ring_index];
-// the other ring slots are null and listed in `free_slots`; `bytes` is the sum of the entries'
-// charges and never exceeds the budget after an insert. Entry keys point into the entry's own
-// storage, which does not move while the entry lives (it is held by unique_ptr).
+// Invariants (under the exclusive lock): every entry is owned by ring[entry.ring_index] and
+// indexed once in `index`; the other ring slots are null and listed in `free_slots`; `bytes` is
+// the sum of the entries' charges and never exceeds the budget after an insert. Entry keys point
+// into the entry's own storage, which does not move while the entry lives.
 #pragma once
 
 #include <atomic>
@@ -14,9 +14,9 @@
 #include <shared_mutex>
 #include <span>
 #include <tl/expected.hpp>
-#include <unordered_map>
 #include <vector>
 
+#include "entry_index.hpp"
 #include "moat/cache/cache.hpp"
 #include "moat/cache/cache_error.hpp"
 #include "moat/cache/cache_key.hpp"
@@ -49,35 +49,45 @@ struct KeyRef {
     }
 };
 
-struct KeyRefHash {
-    std::size_t operator()(const KeyRef& key) const noexcept { return key.hash; }
-};
-
 struct KeyRefEqual {
     bool operator()(const KeyRef& a, const KeyRef& b) const noexcept;
 };
 
-/// A stored answer. `storage` holds, back to back, the lower-cased key name, the offset of each
-/// TTL field in the answer (native-endian u16s) and the answer bytes: one allocation, and one
-/// line or two for a hit to touch before the answer itself.
+/// A stored answer, allocated as one block: this header, then, back to back, the lower-cased key
+/// name, the offset of each TTL field in the answer (native-endian u16s) and the answer bytes.
+/// A hit touches the header's line, which usually holds the start of the name too, and then the
+/// answer; there is no second allocation to chase.
 struct Entry {
-    std::vector<std::uint8_t> storage;
-    KeyRef key;  ///< its name points into storage
+    KeyRef key;  ///< its name points into the entry's own storage
     Clock::time_point inserted;
     Clock::duration lifetime{};  ///< whole seconds
-    std::size_t charge = 0;      ///< octets counted against the budget
-    std::size_t ring_index = 0;
-    std::size_t ttl_count = 0;  ///< TTL offsets stored after the name
+    std::uint32_t charge = 0;    ///< octets counted against the budget
+    std::uint32_t ring_index = 0;
+    std::uint32_t storage_size = 0;  ///< octets stored after the header
+    std::uint16_t ttl_count = 0;     ///< TTL offsets stored after the name
     std::uint8_t name_length = 0;
     /// CLOCK reference bit: set by hits under the shared lock, cleared by the sweeping writer.
     mutable std::atomic<bool> referenced{false};
 
+    struct Free {
+        void operator()(Entry* entry) const noexcept;
+    };
+    using Owner = std::unique_ptr<Entry, Free>;
+    /// A new entry with room for `storage_size` octets after it; throws std::bad_alloc.
+    static Owner make(std::size_t storage_size);
+
+    [[nodiscard]] std::uint8_t* storage() noexcept {
+        return reinterpret_cast<std::uint8_t*>(this + 1);
+    }
+    [[nodiscard]] const std::uint8_t* storage() const noexcept {
+        return reinterpret_cast<const std::uint8_t*>(this + 1);
+    }
     [[nodiscard]] const std::uint8_t* ttl_offsets() const noexcept {
-        return storage.data() + name_length;
+        return storage() + name_length;
     }
     [[nodiscard]] std::span<const std::uint8_t> answer() const noexcept {
-        return std::span<const std::uint8_t>(storage).subspan(name_length +
-                                                              ttl_count * sizeof(std::uint16_t));
+        const std::size_t skip = name_length + ttl_count * sizeof(std::uint16_t);
+        return {storage() + skip, storage_size - skip};
     }
 };
 
@@ -98,8 +108,8 @@ public:
 
 private:
     struct Table {
-        std::unordered_map<KeyRef, std::unique_ptr<Entry>, KeyRefHash, KeyRefEqual> map;
-        std::vector<Entry*> ring;
+        EntryIndex index;
+        std::vector<Entry::Owner> ring;  ///< owns the entries; null slots are free
         std::vector<std::size_t> free_slots;
         std::size_t hand = 0;
         std::size_t bytes = 0;

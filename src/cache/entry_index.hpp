@@ -1,0 +1,48 @@
+// The shard's hash index: an open-addressing table of (hash, entry) slots with linear probing.
+// Private to the cache module.
+//
+// Why not std::unordered_map: a hit there reads the bucket array, then the node, then the entry
+// it points at, three dependent cache misses before the answer. Here the probe reads slots that
+// sit four to a cache line and carry the full 64-bit hash, so a hit touches one slot line and
+// then the entry itself. Deletion shifts the following slots back (no tombstones), so probe
+// lengths never grow with churn.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <vector>
+
+namespace moat::cache {
+
+struct Entry;
+struct KeyRef;
+
+class EntryIndex {
+public:
+    /// The entry stored under `key`, or null.
+    [[nodiscard]] Entry* find(const KeyRef& key) const noexcept;
+    /// Makes room for one more entry; may throw std::bad_alloc, after which the index is as it
+    /// was. insert() after it cannot fail.
+    void reserve_one_more();
+    /// Adds `entry`, whose key must not be present; reserve_one_more() must have been called.
+    void insert(Entry* entry) noexcept;
+    /// Removes `entry`, which must be present.
+    void erase(const Entry* entry) noexcept;
+    /// Forgets every entry (they are owned elsewhere); the slots are kept.
+    void clear() noexcept;
+    [[nodiscard]] std::size_t size() const noexcept { return size_; }
+
+private:
+    struct Slot {
+        std::uint64_t hash = 0;
+        Entry* entry = nullptr;  ///< null: free
+    };
+
+    [[nodiscard]] std::size_t mask() const noexcept { return slots_.size() - 1; }
+    void place(Entry* entry) noexcept;
+
+    std::vector<Slot> slots_;  ///< a power of two in size, or empty
+    std::size_t size_ = 0;
+};
+
+}  // namespace moat::cache
