@@ -1,6 +1,6 @@
 """A 1,000,000-entry downloaded list refreshes while dnsperf sends a steady load: no query is
 lost or answered wrongly, the worst latency stays bounded, and the refresh raises the peak memory
-(VmHWM) by about one compiled snapshot (the old one, served meanwhile). The figures are printed
+(VmHWM) by one compiled snapshot (the old one, served meanwhile) and little more. The figures are printed
 for docs/lists.md."""
 
 import os
@@ -87,6 +87,9 @@ def test_refresh_of_a_million_names_under_load(upstream, moat, tmp_path):
              str(SECONDS), "-Q", str(RATE), "-t", "2", "-c", "1"],
             stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
         time.sleep(2)
+        # The load itself grows the daemon by a little (the query log's pending rows, the
+        # statistics): the refresh's cost is measured from the moment of the signal.
+        hwm_at_signal = vm_kib(pid, "VmHWM")
         started = time.monotonic()
         d.signal(signal.SIGUSR1)
         served = d.wait_for_log("now serving the new downloads", timeout=SECONDS - 3, after=1)
@@ -108,14 +111,14 @@ def test_refresh_of_a_million_names_under_load(upstream, moat, tmp_path):
         snap = snapshot_kib(d.stderr_lines("name rules"))
         print(f"\nrefresh of {CORE + CHANGED} names under {RATE} qps: new snapshot served "
               f"{took:.2f} s after SIGUSR1; {sent} queries, {lost} lost, worst {worst * 1000:.1f} ms; "
-              f"snapshot {snap} KiB; VmRSS before {rss_before} KiB; VmHWM {hwm_before} -> "
-              f"{hwm_after} KiB (+{hwm_after - hwm_before} KiB)")
-        # The old snapshot answers queries while the new one is built, so a refresh needs about
-        # one snapshot more than the start did (docs/lists.md). The tables sit on huge pages,
-        # which round each of them up to 2 MiB steps: a quarter is left for that. Holding the
-        # list's text (23 MiB) or a second new snapshot would not fit.
-        assert SANITIZED or hwm_after - hwm_before < snap * 1.25, \
-            f"the refresh raised VmHWM by {hwm_after - hwm_before} KiB, the snapshot is {snap} KiB"
+              f"snapshot {snap} KiB; VmRSS before the load {rss_before} KiB; VmHWM {hwm_before} "
+              f"before the load, {hwm_at_signal} at the signal, {hwm_after} after "
+              f"(+{hwm_after - hwm_at_signal} KiB)")
+        # The old snapshot answers queries while the new one is built, so a refresh needs one
+        # snapshot more (docs/lists.md), plus the builder's last block and what the load adds in
+        # the meantime. Holding the list's text (23 MiB) or a second new snapshot would not fit.
+        assert SANITIZED or hwm_after - hwm_at_signal < snap * 1.05, \
+            f"the refresh raised VmHWM by {hwm_after - hwm_at_signal} KiB, the snapshot is {snap} KiB"
 
         assert answer_values(d.query("new7.changed7.test"), "A") == ["0.0.0.0"]
         assert answer_values(d.query("old7.changed7.test"), "A") != ["0.0.0.0"]
