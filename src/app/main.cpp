@@ -23,15 +23,21 @@ namespace {
 
 constexpr const char* kDefaultConfig = "/etc/dnsmoat/dnsmoat.toml";
 
+/// The flags that add lists to the config's: for every command that compiles the lists.
+void add_list_flags(CLI::App& cmd, moat::app::Overrides& o) {
+    cmd.add_option("--blocklist", o.blocklists, "Add a blocklist file (format detected)")
+        ->type_name("FILE");
+    cmd.add_option("--allowlist", o.allowlists, "Add an allowlist file")->type_name("FILE");
+}
+
+/// Every override of the config: for the commands that run or check a daemon.
 void add_override_flags(CLI::App& cmd, moat::app::Overrides& o) {
     cmd.add_option("--listen", o.listen, "Listen on ADDR:PORT ([ADDR]:PORT for IPv6); repeatable")
         ->type_name("ADDR:PORT");
     cmd.add_option("--upstream", o.upstreams,
                    "Forward to ADDR[:PORT], tls://ADDR#NAME or https://HOST/PATH; repeatable")
         ->type_name("ADDR:PORT");
-    cmd.add_option("--blocklist", o.blocklists, "Add a blocklist file (format detected)")
-        ->type_name("FILE");
-    cmd.add_option("--allowlist", o.allowlists, "Add an allowlist file")->type_name("FILE");
+    add_list_flags(cmd, o);
     cmd.add_option("--log-level", o.log_level, "trace, debug, info, warn or error")
         ->type_name("LEVEL");
 }
@@ -82,7 +88,8 @@ int run_main(int argc, char** argv) {
     query->add_option("name", query_name, "A domain name")->required();
     query->add_option("-c,--config", config_path, "Config file whose lists to use")
         ->type_name("FILE");
-    add_override_flags(*query, launch.overrides);
+    // Only the list flags: a verdict involves no listener, upstream or log.
+    add_list_flags(*query, launch.overrides);
 
     bool lists_json = false;
     CLI::App* lists = app.add_subcommand(

@@ -3,6 +3,7 @@
 #include <unistd.h>
 
 #include <array>
+#include <atomic>
 #include <ctime>
 #include <fstream>
 #include <sstream>
@@ -136,6 +137,24 @@ void upstreams(TextWriter& w, const upstream::Forwarder& forwarder) {
     each("dnsmoat_upstream_rtt_seconds",
          "Smoothed round-trip time of each upstream server (0: not measured yet).", Type::gauge,
          [](const R& s) { return static_cast<double>(s.srtt.count()) / 1e6; });
+
+    // Counts of the forwarder as a whole: what belongs to no one server.
+    const upstream::Stats& all = forwarder.stats();
+    auto total = [&](std::string_view name, std::string_view help,
+                     const std::atomic<std::uint64_t>& value) {
+        w.family(name, help, Type::counter);
+        w.sample(name, {}, value.load(std::memory_order_relaxed));
+    };
+    total("dnsmoat_upstream_ignored_replies_total",
+          "Datagrams and answers dropped as not ours: from the wrong address or port, with the "
+          "wrong ID or question, or unparsable (forgeries and junk).",
+          all.ignored);
+    total("dnsmoat_upstream_coalesced_total",
+          "Queries that joined an identical query already waiting for an upstream.", all.coalesced);
+    total("dnsmoat_upstream_tcp_retries_total", "Truncated UDP answers asked again over TCP.",
+          all.tcp_retries);
+    total("dnsmoat_upstream_overloaded_total",
+          "Queries failed at once because too many were waiting for upstreams.", all.overloaded);
 }
 
 /// How each downloaded list's refreshes went, from the status files the refresher keeps.

@@ -7,10 +7,11 @@ import socket
 import time
 import urllib.error
 import urllib.request
+from concurrent.futures import ThreadPoolExecutor
 
 from prometheus_client.parser import text_string_to_metric_families
 
-from conftest import base_config, free_port, wait_until, write_file
+from conftest import answer_values, base_config, free_port, wait_until, write_file
 
 SANITIZED = bool(os.environ.get("MOAT_SANITIZE"))
 
@@ -114,6 +115,31 @@ def test_metrics_count_what_happened(upstream, moat, tmp_path):
     assert written == total, written
     assert value(after, "dnsmoat_querylog_dropped_total") == 0
 
+
+
+def test_forwarder_totals_count_forgeries_and_coalesced_queries(upstream, moat, tmp_path):
+    d = moat(config(upstream, tmp_path))
+    upstream.add("forged.m.test", "A", "192.0.2.8")
+    # A forged answer (another ID) first, the genuine one 0.2 s later; two clients ask the same
+    # question meanwhile, so the second joins the first's upstream query.
+    upstream.rule("forged.m.test", "wrong_id", ("delay", 0.2), "answer")
+    before = scrape(d)
+    with ThreadPoolExecutor(max_workers=2) as pool:
+        first = pool.submit(d.query, "forged.m.test")
+        time.sleep(0.05)
+        second = pool.submit(d.query, "forged.m.test")
+        for answer in (first.result(timeout=5), second.result(timeout=5)):
+            assert answer_values(answer, "A") == ["192.0.2.8"]
+    after = scrape(d)
+
+    def delta(name):
+        return value(after, name) - before.get((name, frozenset()), 0)
+
+    assert delta("dnsmoat_upstream_ignored_replies_total") == 1
+    assert delta("dnsmoat_upstream_coalesced_total") == 1
+    assert delta("dnsmoat_upstream_tcp_retries_total") == 0
+    assert delta("dnsmoat_upstream_overloaded_total") == 0
+    assert len(upstream.queries("forged.m.test")) == 1
 
 def test_health_errors_and_security_headers(upstream, moat, tmp_path):
     d = moat(config(upstream, tmp_path))
