@@ -11,6 +11,20 @@ std::string EncryptedPool::configure(const Options& options) {
     bootstrap_.set_servers(options.bootstrap);
     timeout_ = options.timeout;
     std::string error;
+    const bool encrypted =
+        std::any_of(options.routes.begin(), options.routes.end(), [](const Route& r) {
+            return std::any_of(r.servers.begin(), r.servers.end(), [](const ServerAddress& s) {
+                return s.protocol == Protocol::tls || s.protocol == Protocol::https;
+            });
+        });
+    if (!encrypted) {
+        // No route names an encrypted server: no CA store either. Loading the system's
+        // (about 140 certificates) costs the daemon about 2 MiB of resident memory.
+        shutdown();
+        tls_.reset();
+        ca_file_.reset();
+        return error;
+    }
     if (options.tls_ca_file != ca_file_) {
         shutdown();  // every connection was verified against the old CAs
         auto made = TlsClientContext::make(options.tls_ca_file);

@@ -25,8 +25,9 @@ public:
     EncryptedPool(EncryptedPool&&) = delete;
     EncryptedPool& operator=(EncryptedPool&&) = delete;
 
-    /// Takes the new options: bootstrap servers, CA file, and which servers exist. The error
-    /// (a CA file that does not load) leaves encrypted upstreams failing their queries.
+    /// Takes the new options: bootstrap servers, CA file, and which servers exist. The CA store
+    /// is loaded only while some route names an encrypted server. The error (a CA file that
+    /// does not load) leaves encrypted upstreams failing their queries.
     std::string configure(const Options& options);
     /// The upstream for `server` (created on first use), or null when TLS is not available.
     std::shared_ptr<EncryptedUpstream> get(const ServerAddress& server);
