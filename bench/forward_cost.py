@@ -1,0 +1,172 @@
+#!/usr/bin/env python3
+"""What a forwarded query (a cache miss) costs the daemon, with glibc's default per-thread cache
+of freed blocks and with the larger one config/systemd/dnsmoat.service asks for, side by side.
+
+Both daemons forward to one knotd on 127.0.0.1 serving a wildcard zone, with the query log off
+(as the peers in docs/benchmarks.md run); dnsperf sends names never asked before, so every
+query is a miss that goes upstream. Each repetition runs dnsperf for --seconds against one and
+then the other (order alternating). Reported: median queries per second and the daemon's CPU
+time per answered query (all its threads), from /proc/PID/stat, and VmRSS after the last run
+(the answer cache has filled by then). Loopback only.
+
+  bench/forward_cost.py --binary build/release/src/app/dnsmoat --seconds 6 --reps 3
+"""
+
+import argparse
+import os
+import random
+import re
+import shutil
+import signal
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+import local_daemon
+
+TUNED = "glibc.malloc.tcache_count=2000"  # as config/systemd/dnsmoat.service sets it
+
+
+def cpu_seconds(pid: int) -> float:
+    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
+def vm_rss_mib(pid: int) -> float:
+    status = Path(f"/proc/{pid}/status").read_text()
+    return int(re.search(r"VmRSS:\s+(\d+) kB", status).group(1)) / 1024
+
+
+def start_knot(work: Path) -> tuple[subprocess.Popen, int]:
+    port = local_daemon.free_port()
+    (work / "knot").mkdir()
+    (work / "knot" / "m.test.zone").write_text(
+        "$ORIGIN m.test.\n$TTL 3600\n"
+        "@ SOA ns.m.test. admin.m.test. 1 3600 600 86400 60\n@ NS ns.m.test.\n"
+        "ns A 127.0.0.1\n* A 192.0.2.1\n")
+    conf = work / "knot" / "knot.conf"
+    conf.write_text(f"""server:
+    listen: 127.0.0.1@{port}
+    rundir: {work / 'knot'}
+    udp-workers: 1
+    tcp-workers: 1
+    background-workers: 1
+log:
+  - target: stderr
+    any: warning
+database:
+    storage: {work / 'knot' / 'db'}
+template:
+  - id: default
+    storage: {work / 'knot'}
+    journal-content: none
+    zonefile-sync: -1
+zone:
+  - domain: m.test
+    file: {work / 'knot' / 'm.test.zone'}
+""")
+    knotd = shutil.which("knotd") or "/usr/sbin/knotd"
+    proc = subprocess.Popen([knotd, "-c", str(conf)], stdout=subprocess.DEVNULL,
+                            stderr=open(work / "knot.stderr", "w"))
+    deadline = time.monotonic() + 10
+    while time.monotonic() < deadline:
+        out = subprocess.run(["dig", "+short", "+tries=1", "+time=1", "-p", str(port),
+                              "@127.0.0.1", "x.m.test"], capture_output=True, text=True)
+        if out.stdout.strip():
+            return proc, port
+        time.sleep(0.1)
+    proc.kill()
+    raise RuntimeError(f"knotd did not answer within 10 s; see {work / 'knot.stderr'}")
+
+
+def start_daemon(binary: str, work: Path, name: str, upstream: int,
+                 tunables: str | None) -> tuple[subprocess.Popen, int]:
+    port = local_daemon.free_port()
+    cfg = work / f"{name}.toml"
+    cfg.write_text(f"""
+[server]
+listen = ["127.0.0.1:{port}"]
+control_socket = ""
+[upstream]
+servers = ["127.0.0.1:{upstream}"]
+[api]
+enabled = false
+[querylog]
+enabled = false
+""")
+    env = dict(os.environ)
+    env.pop("GLIBC_TUNABLES", None)
+    if tunables:
+        env["GLIBC_TUNABLES"] = tunables
+    proc = subprocess.Popen([binary, "run", "--config", str(cfg)], stdout=subprocess.DEVNULL,
+                            stderr=open(work / f"{name}.stderr", "w"), env=env)
+    deadline = time.monotonic() + 10
+    while time.monotonic() < deadline:
+        out = subprocess.run(["dig", "+short", "+tries=1", "+time=1", "-p", str(port),
+                              "@127.0.0.1", "ready.m.test"], capture_output=True, text=True)
+        if out.stdout.strip():
+            return proc, port
+        time.sleep(0.1)
+    proc.kill()
+    raise RuntimeError(f"dnsmoat {name} did not answer within 10 s; see {work / name}.stderr")
+
+
+def load(port: int, queries: Path, seconds: int) -> tuple[float, int]:
+    out = subprocess.run(["dnsperf", "-s", "127.0.0.1", "-p", str(port), "-d", str(queries),
+                          "-l", str(seconds), "-c", "8", "-q", "200"],
+                         capture_output=True, text=True, timeout=seconds + 60, check=True).stdout
+    qps = float(re.search(r"Queries per second:\s+([\d.]+)", out).group(1))
+    completed = int(re.search(r"Queries completed:\s+(\d+)", out).group(1))
+    return qps, completed
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--binary", required=True)
+    ap.add_argument("--seconds", type=int, default=6)
+    ap.add_argument("--reps", type=int, default=3)
+    args = ap.parse_args()
+    variants = {"glibc default (7 blocks per size)": None, f"GLIBC_TUNABLES={TUNED}": TUNED}
+    results: dict[str, list[tuple[float, float]]] = {name: [] for name in variants}
+    rss: dict[str, float] = {}
+    rng = random.Random(42)
+    with tempfile.TemporaryDirectory(prefix="moat-fwdcost-") as tmp:
+        work = Path(tmp)
+        knot, upstream = start_knot(work)
+        daemons = {}
+        try:
+            for i, (name, tunables) in enumerate(variants.items()):
+                daemons[name] = start_daemon(args.binary, work, f"d{i}", upstream, tunables)
+            for rep in range(args.reps):
+                order = list(daemons) if rep % 2 == 0 else list(reversed(daemons))
+                for name in order:
+                    # Names never asked before: every query is a miss.
+                    queries = work / "queries"
+                    queries.write_text("".join(f"q{rng.randrange(10**15)}.m.test A\n"
+                                               for _ in range(400_000)))
+                    proc, port = daemons[name]
+                    cpu0 = cpu_seconds(proc.pid)
+                    qps, completed = load(port, queries, args.seconds)
+                    cpu = cpu_seconds(proc.pid) - cpu0
+                    results[name].append((qps, cpu / completed * 1e6))
+            for name, (proc, _) in daemons.items():
+                rss[name] = vm_rss_mib(proc.pid)
+        finally:
+            for proc, _ in daemons.values():
+                proc.send_signal(signal.SIGTERM)
+                proc.wait(timeout=30)
+            knot.terminate()
+            knot.wait(timeout=10)
+    print("| dnsmoat, cache misses | qps (median) | CPU µs per query (median) | VmRSS after (MiB) |\n"
+          "|---|---|---|---|")
+    for name, rows in results.items():
+        print(f"| {name} | {statistics.median(r[0] for r in rows):,.0f} | "
+              f"{statistics.median(r[1] for r in rows):.2f} | {rss.get(name, 0):.1f} |")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
