@@ -5,6 +5,8 @@ helper thread is bounded in time and stopped in fixture teardown.
 
 Helpers:
   free_port()          a port free on 127.0.0.1 for both UDP and TCP
+  closed_port()        a port nothing listens on, below the ephemeral range (an upstream that
+                       refuses every datagram, and stays refusing)
   to_toml(dict)        a small TOML writer for the test configs
   FakeUpstream         an in-test DNS responder (UDP + TCP) that records every query and whose
                        behaviour per name is scripted by the test
@@ -106,6 +108,32 @@ def free_port() -> int:
             tcp.close()
             udp.close()
     raise RuntimeError("no free port on 127.0.0.1 after 100 tries")
+
+
+def closed_port() -> int:
+    """A port on 127.0.0.1 that nothing listens on and that the kernel never hands out to a
+    socket bound to port 0: below the ephemeral range. A datagram sent there is refused (ICMP
+    port unreachable) for the whole test; a port from free_port() could meanwhile become some
+    client's ephemeral port and receive what was meant to be refused."""
+    low = int(Path("/proc/sys/net/ipv4/ip_local_port_range").read_text().split()[0])
+    rng = random.Random()
+    for _ in range(100):
+        port = rng.randrange(max(1024, low - 8000), low)
+        if port in _used_ports:
+            continue
+        tcp = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+        udp = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+        try:
+            tcp.bind((LOOPBACK, port))
+            udp.bind((LOOPBACK, port))
+        except OSError:
+            continue
+        finally:
+            tcp.close()
+            udp.close()
+        _used_ports.add(port)
+        return port
+    raise RuntimeError("no closed port below the ephemeral range after 100 tries")
 
 
 def wait_until(predicate: Callable[[], Any], timeout: float, interval: float = 0.05) -> Any:

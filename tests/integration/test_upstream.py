@@ -6,7 +6,7 @@ import time
 import dns.flags
 import pytest
 
-from conftest import base_config, answer_values, free_port, rcode_name
+from conftest import answer_values, base_config, closed_port, rcode_name
 
 GENUINE_V4 = "192.0.2.70"
 
@@ -102,7 +102,7 @@ def test_conditional_forwarding(upstream_factory, knot_home, moat):
 @pytest.mark.parametrize("kind", ["silent", "servfail", "closed-ports"])
 def test_all_upstreams_failing_servfail(upstream_factory, moat, kind):
     if kind == "closed-ports":
-        servers = [f"127.0.0.1:{free_port()}", f"127.0.0.1:{free_port()}"]
+        servers = [f"127.0.0.1:{closed_port()}", f"127.0.0.1:{closed_port()}"]
     else:
         a, b = upstream_factory("a"), upstream_factory("b")
         a.default = b.default = [kind]

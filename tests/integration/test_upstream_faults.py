@@ -31,8 +31,8 @@ import dns.rcode
 import dns.rrset
 import pytest
 
-from conftest import (LOOPBACK, answer_values, base_config, free_port, make_query, parse_reply,
-                      rcode_name, wait_until)
+from conftest import (LOOPBACK, answer_values, base_config, closed_port, free_port, make_query,
+                      parse_reply, rcode_name, wait_until)
 from test_encrypted import NAME, encrypted_config, pki, port_of  # noqa: F401 (pki: a fixture)
 from test_metrics import scrape
 
@@ -520,7 +520,7 @@ def test_a_burst_of_upstream_failures_leaks_no_file_descriptor(servers, upstream
     kinds["cut.burst.test"] = cut.address
     for mode in ("half", "reset"):
         kinds[f"tcp{mode}.burst.test"] = servers(TcpCutUpstream, mode).address
-    kinds["closed.burst.test"] = f"{LOOPBACK}:{free_port()}"
+    kinds["closed.burst.test"] = f"{LOOPBACK}:{closed_port()}"
     good = upstream_factory("good")
     good.default = ["answer"]
     not_tls = servers(NotTlsServer, "close")
