@@ -2,9 +2,9 @@
 """What a forwarded query (a cache miss) costs the daemon, with glibc's default per-thread cache
 of freed blocks and with the larger one config/systemd/dnsmoat.service asks for, side by side.
 
-Both daemons forward to one knotd on 127.0.0.1 serving a wildcard zone, with the query log off
-(as the peers in docs/benchmarks.md run); dnsperf sends names never asked before, so every
-query is a miss that goes upstream. Each repetition runs dnsperf for --seconds against one and
+Both daemons (bench/local_daemon.py) forward to one knotd on 127.0.0.1 serving a wildcard zone,
+with the query log off (as the peers in docs/benchmarks.md run); dnsperf sends names never asked
+before, so every query is a miss that goes upstream. Each repetition runs dnsperf for --seconds against one and
 then the other (order alternating). Reported: median queries per second and the daemon's CPU
 time per answered query (all its threads), from /proc/PID/stat, and VmRSS after the last run
 (the answer cache has filled by then). Loopback only.
@@ -22,7 +22,6 @@ import statistics
 import subprocess
 import sys
 import tempfile
-import time
 from pathlib import Path
 
 import local_daemon
@@ -69,49 +68,21 @@ zone:
     file: {work / 'knot' / 'm.test.zone'}
 """)
     knotd = shutil.which("knotd") or "/usr/sbin/knotd"
+    log = work / "knot.stderr"
     proc = subprocess.Popen([knotd, "-c", str(conf)], stdout=subprocess.DEVNULL,
-                            stderr=open(work / "knot.stderr", "w"))
-    deadline = time.monotonic() + 10
-    while time.monotonic() < deadline:
-        out = subprocess.run(["dig", "+short", "+tries=1", "+time=1", "-p", str(port),
-                              "@127.0.0.1", "x.m.test"], capture_output=True, text=True)
-        if out.stdout.strip():
-            return proc, port
-        time.sleep(0.1)
-    proc.kill()
-    raise RuntimeError(f"knotd did not answer within 10 s; see {work / 'knot.stderr'}")
+                            stderr=open(log, "w"))
+    local_daemon.wait_answering(proc, port, "x.m.test", "knotd", log)
+    return proc, port
 
 
 def start_daemon(binary: str, work: Path, name: str, upstream: int,
                  tunables: str | None) -> tuple[subprocess.Popen, int]:
-    port = local_daemon.free_port()
-    cfg = work / f"{name}.toml"
-    cfg.write_text(f"""
-[server]
-listen = ["127.0.0.1:{port}"]
-control_socket = ""
-[upstream]
-servers = ["127.0.0.1:{upstream}"]
-[api]
-enabled = false
-[querylog]
-enabled = false
-""")
     env = dict(os.environ)
     env.pop("GLIBC_TUNABLES", None)
     if tunables:
         env["GLIBC_TUNABLES"] = tunables
-    proc = subprocess.Popen([binary, "run", "--config", str(cfg)], stdout=subprocess.DEVNULL,
-                            stderr=open(work / f"{name}.stderr", "w"), env=env)
-    deadline = time.monotonic() + 10
-    while time.monotonic() < deadline:
-        out = subprocess.run(["dig", "+short", "+tries=1", "+time=1", "-p", str(port),
-                              "@127.0.0.1", "ready.m.test"], capture_output=True, text=True)
-        if out.stdout.strip():
-            return proc, port
-        time.sleep(0.1)
-    proc.kill()
-    raise RuntimeError(f"dnsmoat {name} did not answer within 10 s; see {work / name}.stderr")
+    return local_daemon.start(binary, work, name, "enabled = false",
+                              upstream=f"127.0.0.1:{upstream}", env=env)
 
 
 def load(port: int, queries: Path, seconds: int) -> tuple[float, int]:
@@ -135,6 +106,7 @@ def main() -> int:
     rng = random.Random(42)
     with tempfile.TemporaryDirectory(prefix="moat-fwdcost-") as tmp:
         work = Path(tmp)
+        local_daemon.write_inputs(work)  # the hosts file every local_daemon answers from
         knot, upstream = start_knot(work)
         daemons = {}
         try:

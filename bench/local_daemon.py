@@ -1,6 +1,6 @@
 """dnsmoat on 127.0.0.1 answering 1,000 names from a hosts file, for the query log's benchmarks
 (bench/querylog_write_rate.py, bench/querylog_overhead.py): the query path is then the whole
-cost, and no upstream is needed."""
+cost, and no upstream is needed. bench/forward_cost.py gives it an upstream."""
 
 import socket
 import subprocess
@@ -25,9 +25,24 @@ def write_inputs(work: Path) -> Path:
     return queries
 
 
-def start(binary: str, work: Path, name: str, querylog: str) -> tuple[subprocess.Popen, int]:
-    """Starts a daemon whose [querylog] table is `querylog` (TOML lines); returns it and its
-    port once it answers."""
+def wait_answering(proc: subprocess.Popen, port: int, name: str, what: str, log: Path) -> None:
+    """Waits until the server on 127.0.0.1:`port` answers `name` (at most 10 s), else kills it."""
+    deadline = time.monotonic() + 10
+    while time.monotonic() < deadline:
+        out = subprocess.run(["dig", "+short", "+tries=1", "+time=1", "-p", str(port),
+                              "@127.0.0.1", name], capture_output=True, text=True)
+        if out.stdout.strip():
+            return
+        time.sleep(0.1)
+    proc.kill()
+    raise RuntimeError(f"{what} did not answer within 10 s; see {log}")
+
+
+def start(binary: str, work: Path, name: str, querylog: str, upstream: str = "127.0.0.1:9",
+          env: dict[str, str] | None = None) -> tuple[subprocess.Popen, int]:
+    """Starts a daemon whose [querylog] table is `querylog` (TOML lines), forwarding to
+    `upstream` and answering the hosts file of write_inputs(); returns it and its port once it
+    answers."""
     port = free_port()
     cfg = work / f"{name}.toml"
     cfg.write_text(f"""
@@ -35,7 +50,7 @@ def start(binary: str, work: Path, name: str, querylog: str) -> tuple[subprocess
 listen = ["127.0.0.1:{port}"]
 control_socket = ""
 [upstream]
-servers = ["127.0.0.1:9"]
+servers = ["{upstream}"]
 [local]
 hosts_file = "{work / 'hosts'}"
 [api]
@@ -43,14 +58,8 @@ enabled = false
 [querylog]
 {querylog}
 """)
+    log = work / f"{name}.stderr"
     proc = subprocess.Popen([binary, "run", "--config", str(cfg)], stdout=subprocess.DEVNULL,
-                            stderr=open(work / f"{name}.stderr", "w"))
-    deadline = time.monotonic() + 10
-    while time.monotonic() < deadline:
-        out = subprocess.run(["dig", "+short", "+tries=1", "+time=1", "-p", str(port),
-                              "@127.0.0.1", NAMES[0]], capture_output=True, text=True)
-        if out.stdout.strip():
-            return proc, port
-        time.sleep(0.1)
-    proc.kill()
-    raise RuntimeError(f"dnsmoat {name} did not answer within 10 s; see {work / name}.stderr")
+                            stderr=open(log, "w"), env=env)
+    wait_answering(proc, port, NAMES[0], f"dnsmoat {name}", log)
+    return proc, port
