@@ -107,6 +107,12 @@ namespace moat::querylog {
 tl::expected<std::uint64_t, std::string> Database::replay(
     std::int64_t from_us, std::int64_t to_us, std::int64_t interval_us,
     const std::function<void(const Aggregate&)>& sink) {
+    // One pass over a day of rows: pages are read once, so a large page cache only holds memory,
+    // and the GROUP BY's sorter keeps up to cache_size of rows in memory before it spills to a
+    // temporary file. A small cache caps both (PRAGMA applies to this connection only).
+    if (auto small = db_->exec("PRAGMA cache_size=-1024;"); !small) {
+        return tl::unexpected(small.error());
+    }
     auto s = db_->prepare(
         "SELECT (q.time / ?3) * ?3, o.text, d.name, c.address, count(*) FROM queries q"
         " JOIN labels o ON o.id = q.outcome JOIN domains d ON d.id = q.domain"
