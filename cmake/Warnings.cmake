@@ -39,6 +39,12 @@ function(moat_target_warnings target)
     target_compile_options(${target} PRIVATE ${MOAT_WARNING_FLAGS})
     if(MOAT_WERROR)
         target_compile_options(${target} PRIVATE -Werror)
+        # GCC's link-time optimisation compiles again at the link, and warns there (it inlines
+        # across files); without -Werror on the link those warnings would only be printed.
+        if(CMAKE_INTERPROCEDURAL_OPTIMIZATION AND CMAKE_CXX_COMPILER_ID STREQUAL "GNU"
+           AND _type MATCHES "EXECUTABLE|SHARED_LIBRARY|MODULE_LIBRARY")
+            target_link_options(${target} PRIVATE -Werror)
+        endif()
     endif()
     set_target_properties(${target} PROPERTIES MOAT_WARNINGS_APPLIED TRUE)
 endfunction()

@@ -32,7 +32,10 @@ std::size_t edit_distance(std::string_view a, std::string_view b) {
 std::string joined(const std::vector<std::string_view>& names) {
     std::string out;
     for (const std::string_view name : names) {
-        out += (out.empty() ? "" : ", ") + std::string(name);
+        if (!out.empty()) {
+            out += ", ";
+        }
+        out += name;
     }
     return out;
 }

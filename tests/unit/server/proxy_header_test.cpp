@@ -31,8 +31,10 @@ Bytes header(std::uint8_t version_command, std::uint8_t family_transport, const 
 
 /// One TLV of `size` octets of `fill`.
 Bytes tlv(std::uint8_t type, std::size_t size, std::uint8_t fill = 'x') {
-    Bytes out{type, static_cast<std::uint8_t>(size >> 8U), static_cast<std::uint8_t>(size)};
-    out.insert(out.end(), size, fill);
+    Bytes out(3 + size, fill);
+    out[0] = type;
+    out[1] = static_cast<std::uint8_t>(size >> 8U);
+    out[2] = static_cast<std::uint8_t>(size);
     return out;
 }
 

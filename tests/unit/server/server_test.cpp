@@ -11,6 +11,7 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <asio/io_context.hpp>
 #include <asio/ip/tcp.hpp>
 #include <asio/ip/udp.hpp>
@@ -106,9 +107,9 @@ private:
 };
 
 Bytes framed(const Bytes& message) {
-    Bytes out(2);
+    Bytes out(2 + message.size());
     store_u16(out.data(), static_cast<std::uint16_t>(message.size()));
-    out.insert(out.end(), message.begin(), message.end());
+    std::copy(message.begin(), message.end(), out.begin() + 2);
     return out;
 }
 
