@@ -7,7 +7,9 @@ with the query log off (as the peers in docs/benchmarks.md run); dnsperf sends n
 before, so every query is a miss that goes upstream. Each repetition runs dnsperf for --seconds against one and
 then the other (order alternating). Reported: median queries per second and the daemon's CPU
 time per answered query (all its threads), from /proc/PID/stat, and VmRSS after the last run
-(the answer cache has filled by then). Loopback only.
+(the answer cache has filled by then). The CPU time is also split into user and system (kernel)
+time: what the daemon's own code costs, and what the system calls and the network stack cost.
+Loopback only.
 
   bench/forward_cost.py --binary build/release/src/app/dnsmoat --seconds 6 --reps 3
 """
@@ -29,9 +31,11 @@ import local_daemon
 TUNED = "glibc.malloc.tcache_count=2000"  # as config/systemd/dnsmoat.service sets it
 
 
-def cpu_seconds(pid: int) -> float:
+def cpu_seconds(pid: int) -> tuple[float, float]:
+    """User and system CPU time of the process (all its threads), seconds."""
     fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
-    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+    tick = os.sysconf("SC_CLK_TCK")
+    return int(fields[11]) / tick, int(fields[12]) / tick
 
 
 def vm_rss_mib(pid: int) -> float:
@@ -101,7 +105,8 @@ def main() -> int:
     ap.add_argument("--reps", type=int, default=3)
     args = ap.parse_args()
     variants = {"glibc default (7 blocks per size)": None, f"GLIBC_TUNABLES={TUNED}": TUNED}
-    results: dict[str, list[tuple[float, float]]] = {name: [] for name in variants}
+    # Per repetition: qps, then user and system CPU µs per answered query.
+    results: dict[str, list[tuple[float, float, float]]] = {name: [] for name in variants}
     rss: dict[str, float] = {}
     rng = random.Random(42)
     with tempfile.TemporaryDirectory(prefix="moat-fwdcost-") as tmp:
@@ -120,10 +125,11 @@ def main() -> int:
                     queries.write_text("".join(f"q{rng.randrange(10**15)}.m.test A\n"
                                                for _ in range(400_000)))
                     proc, port = daemons[name]
-                    cpu0 = cpu_seconds(proc.pid)
+                    user0, sys0 = cpu_seconds(proc.pid)
                     qps, completed = load(port, queries, args.seconds)
-                    cpu = cpu_seconds(proc.pid) - cpu0
-                    results[name].append((qps, cpu / completed * 1e6))
+                    user1, sys1 = cpu_seconds(proc.pid)
+                    results[name].append((qps, (user1 - user0) / completed * 1e6,
+                                          (sys1 - sys0) / completed * 1e6))
             for name, (proc, _) in daemons.items():
                 rss[name] = vm_rss_mib(proc.pid)
         finally:
@@ -132,11 +138,14 @@ def main() -> int:
                 proc.wait(timeout=30)
             knot.terminate()
             knot.wait(timeout=10)
-    print("| dnsmoat, cache misses | qps (median) | CPU µs per query (median) | VmRSS after (MiB) |\n"
-          "|---|---|---|---|")
+    print("| dnsmoat, cache misses | qps (median) | CPU µs per query (medians): all (user, system) "
+          "| VmRSS after (MiB) |\n|---|---|---|---|")
     for name, rows in results.items():
+        total = statistics.median(r[1] + r[2] for r in rows)
+        user = statistics.median(r[1] for r in rows)
+        system = statistics.median(r[2] for r in rows)
         print(f"| {name} | {statistics.median(r[0] for r in rows):,.0f} | "
-              f"{statistics.median(r[1] for r in rows):.2f} | {rss.get(name, 0):.1f} |")
+              f"{total:.2f} ({user:.2f}, {system:.2f}) | {rss.get(name, 0):.1f} |")
     return 0
 
 
