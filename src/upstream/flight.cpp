@@ -6,6 +6,7 @@
 #include <asio/connect.hpp>
 #include <asio/read.hpp>
 #include <asio/write.hpp>
+#include <utility>
 
 #include "moat/core/bytes.hpp"
 #include "moat/upstream/address.hpp"
@@ -22,14 +23,15 @@ std::chrono::microseconds micros_since(std::chrono::steady_clock::time_point t) 
 }  // namespace
 
 Flight::Flight(Forwarder& owner, asio::io_context& io, UdpPool& pool, EncryptedPool& encrypted,
-               std::shared_ptr<RouteState> route, Options options, std::vector<std::uint8_t> query,
-               std::string key, RandomSource& random, std::shared_ptr<Stats> stats)
+               std::shared_ptr<RouteState> route, FlightSettings settings,
+               std::vector<std::uint8_t> query, std::string key, RandomSource& random,
+               std::shared_ptr<Stats> stats)
     : owner_(&owner),
       io_(io),
       pool_(pool),
       encrypted_(encrypted),
       route_(std::move(route)),
-      options_(std::move(options)),
+      settings_(settings),
       query_(std::move(query)),
       key_(std::move(key)),
       random_(random),
@@ -47,8 +49,8 @@ void Flight::start() {
     if (done_) {
         return;
     }
-    order_ = route_->order(options_.strategy, random_, Clock::now());
-    total_timer_.expires_after(options_.total_timeout);
+    order_ = route_->order(settings_.strategy, random_, Clock::now());
+    total_timer_.expires_after(settings_.total_timeout);
     total_timer_.async_wait([self = shared_from_this()](const std::error_code& ec) {
         if (!ec && !self->done_) {
             spdlog::debug("upstream: total timeout for a query");
@@ -66,18 +68,18 @@ std::vector<std::uint8_t> Flight::with_new_id() {
 
 std::chrono::milliseconds Flight::attempt_delay(bool hedging) const {
     if (!hedging) {
-        return options_.timeout;
+        return settings_.timeout;
     }
-    const auto delay = options_.hedge_delay.value_or(std::chrono::ceil<std::chrono::milliseconds>(
+    const auto delay = settings_.hedge_delay.value_or(std::chrono::ceil<std::chrono::milliseconds>(
         route_->p90_rtt(current_server_, kDefaultHedgeDelay)));
-    return std::clamp(delay, std::chrono::milliseconds{1}, options_.timeout);
+    return std::clamp(delay, std::chrono::milliseconds{1}, settings_.timeout);
 }
 
 void Flight::arm_attempt_timer() {
     const std::uint64_t generation = ++timer_generation_;
     // Under hedge the attempt keeps running when the delay passes; the next server is asked
     // beside it and the first good answer wins. The last server waits its whole timeout.
-    const bool hedging = options_.strategy == Strategy::hedge && next_ < order_.size();
+    const bool hedging = settings_.strategy == Strategy::hedge && next_ < order_.size();
     attempt_timer_.expires_after(attempt_delay(hedging));
     attempt_timer_.async_wait(
         [self = shared_from_this(), generation, hedging](const std::error_code& ec) {
@@ -95,7 +97,7 @@ void Flight::arm_attempt_timer() {
             spdlog::debug("upstream: {} did not answer in time", text);
             self->route_->timed_out(
                 self->current_server_, Clock::now(),
-                std::chrono::duration_cast<std::chrono::microseconds>(self->options_.timeout));
+                std::chrono::duration_cast<std::chrono::microseconds>(self->settings_.timeout));
             self->next_attempt();
         });
 }
@@ -317,7 +319,7 @@ void Flight::on_tcp_reply(TcpAttempt& a) {
 void Flight::attempt_failed(std::size_t server, bool was_current) {
     // Penalised like a timeout, so `fastest` does not rank a failing server as unmeasured.
     route_->failed(server, Clock::now(),
-                   std::chrono::duration_cast<std::chrono::microseconds>(options_.timeout));
+                   std::chrono::duration_cast<std::chrono::microseconds>(settings_.timeout));
     if (was_current) {
         ++timer_generation_;  // the running timer belongs to the attempt that just ended
         attempt_timer_.cancel();
@@ -342,13 +344,18 @@ void Flight::finish(bool ok, std::span<const std::uint8_t> reply, const std::str
         a->socket.close(ignored);
     }
     Stats::bump(ok ? stats_->answered : stats_->failed);
-    std::vector<Callback> waiters = std::move(waiters_);
+    Callback first = std::move(first_waiter_);
+    const bool has_first = std::exchange(has_first_waiter_, false);
+    std::vector<Callback> more = std::move(more_waiters_);
     if (owner_ != nullptr) {
         owner_->finished(key_);
         owner_ = nullptr;
     }
     const Result result{ok, reply, server};
-    for (Callback& w : waiters) {
+    if (has_first) {
+        first(result);
+    }
+    for (Callback& w : more) {
         w(result);
     }
 }

@@ -10,6 +10,7 @@
 #include <chrono>
 #include <cstdint>
 #include <memory>
+#include <optional>
 #include <span>
 #include <string>
 #include <vector>
@@ -22,17 +23,39 @@
 
 namespace moat::upstream {
 
+/// The settings a flight reads, copied from Options for each query: no containers, so starting a
+/// flight does not copy every route's server list (and its strings) as a copy of Options would.
+struct FlightSettings {
+    Strategy strategy = Strategy::failover;
+    std::chrono::milliseconds timeout{};
+    std::chrono::milliseconds total_timeout{};
+    std::optional<std::chrono::milliseconds> hedge_delay;
+
+    static FlightSettings of(const Options& o) noexcept {
+        return {o.strategy, o.timeout, o.total_timeout, o.hedge_delay};
+    }
+};
+
 class Flight : public std::enable_shared_from_this<Flight> {
 public:
     Flight(Forwarder& owner, asio::io_context& io, UdpPool& pool, EncryptedPool& encrypted,
-           std::shared_ptr<RouteState> route, Options options, std::vector<std::uint8_t> query,
-           std::string key, RandomSource& random, std::shared_ptr<Stats> stats);
+           std::shared_ptr<RouteState> route, FlightSettings settings,
+           std::vector<std::uint8_t> query, std::string key, RandomSource& random,
+           std::shared_ptr<Stats> stats);
 
     ~Flight();
     Flight(const Flight&) = delete;
     Flight& operator=(const Flight&) = delete;
 
-    void add_waiter(Callback done) { waiters_.push_back(std::move(done)); }
+    void add_waiter(Callback done) {
+        // Nearly every flight has one waiter: it is kept in place, without a vector to allocate.
+        if (!has_first_waiter_) {
+            first_waiter_ = std::move(done);
+            has_first_waiter_ = true;
+        } else {
+            more_waiters_.push_back(std::move(done));
+        }
+    }
     void start();
     /// Fails the query now (the owner is shutting down).
     void cancel() { finish(false, {}, {}); }
@@ -95,12 +118,14 @@ private:
     UdpPool& pool_;
     EncryptedPool& encrypted_;
     std::shared_ptr<RouteState> route_;
-    Options options_;
+    FlightSettings settings_;
     std::vector<std::uint8_t> query_;
     std::string key_;
     RandomSource& random_;
     std::shared_ptr<Stats> stats_;
-    std::vector<Callback> waiters_;
+    Callback first_waiter_;
+    bool has_first_waiter_ = false;
+    std::vector<Callback> more_waiters_;  ///< callers that joined the first one's question
     std::vector<std::size_t> order_;
     std::size_t next_ = 0;            ///< next index into order_
     std::size_t current_server_ = 0;  ///< server of the attempt the timer runs for

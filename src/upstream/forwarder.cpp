@@ -56,8 +56,10 @@ void Forwarder::forward(std::span<const std::uint8_t> query, std::size_t route, 
     // allowed even when max_in_flight distinct questions are out.
     std::string key;
     if (routable) {
-        key = std::to_string(route) + '/';
-        key.append(reinterpret_cast<const char*>(query.data()) + 2, query.size() - 2);
+        const std::string prefix = std::to_string(route) + '/';  // short: no allocation
+        key.reserve(prefix.size() + query.size() - 2);           // one for the whole key
+        key.append(prefix).append(reinterpret_cast<const char*>(query.data()) + 2,
+                                  query.size() - 2);
         if (const auto it = flights_.find(key); it != flights_.end()) {
             Stats::bump(stats_->coalesced);
             it->second->add_waiter(std::move(done));
@@ -73,7 +75,7 @@ void Forwarder::forward(std::span<const std::uint8_t> query, std::size_t route, 
         return;
     }
     auto flight = std::make_shared<Flight>(
-        *this, io_, *pool_, *encrypted_, routes_[route], options_,
+        *this, io_, *pool_, *encrypted_, routes_[route], FlightSettings::of(options_),
         std::vector<std::uint8_t>(query.begin(), query.end()), key, random_source(), stats_);
     flight->add_waiter(std::move(done));
     flights_.emplace(std::move(key), flight);
