@@ -109,7 +109,7 @@ tl::expected<std::uint64_t, std::string> Database::replay(
     const std::function<void(const Aggregate&)>& sink) {
     // One pass over a day of rows: pages are read once, so a large page cache only holds memory,
     // and the GROUP BY's sorter keeps up to cache_size of rows in memory before it spills to a
-    // temporary file. A small cache caps both (PRAGMA applies to this connection only).
+    // temporary file. A small cache caps both (it stays on this connection; see the header).
     if (auto small = db_->exec("PRAGMA cache_size=-1024;"); !small) {
         return tl::unexpected(small.error());
     }
