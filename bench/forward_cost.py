@@ -12,6 +12,9 @@ time: what the daemon's own code costs, and what the system calls and the networ
 Loopback only.
 
   bench/forward_cost.py --binary build/release/src/app/dnsmoat --seconds 6 --reps 3
+
+With --baseline OTHER_BINARY it compares two builds instead, both with the unit's setting: a
+change to the forwarding path against the commit before it, in the same run.
 """
 
 import argparse
@@ -103,8 +106,16 @@ def main() -> int:
     ap.add_argument("--binary", required=True)
     ap.add_argument("--seconds", type=int, default=6)
     ap.add_argument("--reps", type=int, default=3)
+    ap.add_argument("--baseline", help="another dnsmoat binary: compare the two builds")
     args = ap.parse_args()
-    variants = {"glibc default (7 blocks per size)": None, f"GLIBC_TUNABLES={TUNED}": TUNED}
+    # name -> (binary, GLIBC_TUNABLES)
+    variants: dict[str, tuple[str, str | None]] = {
+        "glibc default (7 blocks per size)": (args.binary, None),
+        f"GLIBC_TUNABLES={TUNED}": (args.binary, TUNED),
+    }
+    if args.baseline:
+        variants = {f"baseline {args.baseline}": (args.baseline, TUNED),
+                    f"{args.binary}": (args.binary, TUNED)}
     # Per repetition: qps, then user and system CPU µs per answered query.
     results: dict[str, list[tuple[float, float, float]]] = {name: [] for name in variants}
     rss: dict[str, float] = {}
@@ -115,8 +126,8 @@ def main() -> int:
         knot, upstream = start_knot(work)
         daemons = {}
         try:
-            for i, (name, tunables) in enumerate(variants.items()):
-                daemons[name] = start_daemon(args.binary, work, f"d{i}", upstream, tunables)
+            for i, (name, (binary, tunables)) in enumerate(variants.items()):
+                daemons[name] = start_daemon(binary, work, f"d{i}", upstream, tunables)
             for rep in range(args.reps):
                 order = list(daemons) if rep % 2 == 0 else list(reversed(daemons))
                 for name in order:
