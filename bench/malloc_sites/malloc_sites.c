@@ -19,6 +19,7 @@ struct site {
 };
 
 static struct site sites[kSlots];
+static unsigned long unplaced;  // calls from stacks beyond kSlots distinct ones
 static pthread_mutex_t sites_lock = PTHREAD_MUTEX_INITIALIZER;
 static __thread int in_hook;  // backtrace() may allocate: those calls are not counted
 
@@ -30,7 +31,8 @@ static void count(void) {
         hash = hash * 31 + (uintptr_t)frames[i];
     }
     pthread_mutex_lock(&sites_lock);
-    for (unsigned probe = 0; probe < kSlots; ++probe) {
+    unsigned probe = 0;
+    for (; probe < kSlots; ++probe) {
         struct site* s = &sites[(hash + probe) % kSlots];
         if (s->calls == 0) {
             memcpy(s->frames, frames + 1, sizeof(void*) * kDepth);
@@ -39,6 +41,9 @@ static void count(void) {
             ++s->calls;
             break;
         }
+    }
+    if (probe == kSlots) {
+        ++unplaced;
     }
     pthread_mutex_unlock(&sites_lock);
 }
@@ -61,6 +66,9 @@ static void write_sites(void) {
     FILE* out = fopen(path != NULL ? path : "malloc_sites.txt", "w");
     if (out == NULL) {
         return;
+    }
+    if (unplaced != 0) {
+        fprintf(out, "%lu (stacks-beyond-the-table)\n", unplaced);
     }
     for (unsigned i = 0; i < kSlots; ++i) {
         if (sites[i].calls == 0) {
