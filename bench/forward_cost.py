@@ -4,8 +4,8 @@ of freed blocks and with the larger one config/systemd/dnsmoat.service asks for,
 
 Both daemons (bench/local_daemon.py) forward to one knotd on 127.0.0.1 serving a wildcard zone,
 with the query log off (as the peers in docs/benchmarks.md run); dnsperf sends names never asked
-before, so every query is a miss that goes upstream. Each repetition runs dnsperf for --seconds against one and
-then the other (order alternating). Reported: median queries per second and the daemon's CPU
+before, so every query is a miss that goes upstream. Each repetition runs dnsperf for --seconds
+against one and then the other (order alternating). Reported: median queries per second and the daemon's CPU
 time per answered query (all its threads), from /proc/PID/stat, and VmRSS after the last run
 (the answer cache has filled by then). The CPU time is also split into user and system (kernel)
 time: what the daemon's own code costs, and what the system calls and the network stack cost.
@@ -82,12 +82,13 @@ zone:
     return proc, port
 
 
-def start_daemon(binary: str, work: Path, name: str, upstream: int,
-                 tunables: str | None) -> tuple[subprocess.Popen, int]:
+def start_daemon(binary: str, work: Path, name: str, upstream: int, tunables: str | None,
+                 extra_env: dict[str, str] | None = None) -> tuple[subprocess.Popen, int]:
     env = dict(os.environ)
     env.pop("GLIBC_TUNABLES", None)
     if tunables:
         env["GLIBC_TUNABLES"] = tunables
+    env.update(extra_env or {})
     return local_daemon.start(binary, work, name, "enabled = false",
                               upstream=f"127.0.0.1:{upstream}", env=env)
 

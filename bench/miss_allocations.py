@@ -14,7 +14,6 @@ so this measures nothing else. Loopback only.
 """
 
 import argparse
-import os
 import random
 import re
 import signal
@@ -65,11 +64,9 @@ def main() -> int:
         sites_file = work / "sites.txt"
         local_daemon.write_inputs(work)
         knot, upstream = forward_cost.start_knot(work)
-        env = dict(os.environ)
-        env.update(LD_PRELOAD=str(counter), MOAT_MALLOC_SITES=str(sites_file),
-                   GLIBC_TUNABLES=forward_cost.TUNED)
-        proc, port = local_daemon.start(binary, work, "counted", "enabled = false",
-                                        upstream=f"127.0.0.1:{upstream}", env=env)
+        proc, port = forward_cost.start_daemon(
+            binary, work, "counted", upstream, forward_cost.TUNED,
+            extra_env={"LD_PRELOAD": str(counter), "MOAT_MALLOC_SITES": str(sites_file)})
         try:
             rng = random.Random(42)
             queries = work / "queries"

@@ -344,15 +344,14 @@ void Flight::finish(bool ok, std::span<const std::uint8_t> reply, const std::str
         a->socket.close(ignored);
     }
     Stats::bump(ok ? stats_->answered : stats_->failed);
-    Callback first = std::move(first_waiter_);
-    const bool has_first = std::exchange(has_first_waiter_, false);
+    Callback first = std::exchange(first_waiter_, nullptr);
     std::vector<Callback> more = std::move(more_waiters_);
     if (owner_ != nullptr) {
         owner_->finished(key_);
         owner_ = nullptr;
     }
     const Result result{ok, reply, server};
-    if (has_first) {
+    if (first) {
         first(result);
     }
     for (Callback& w : more) {

@@ -49,9 +49,8 @@ public:
 
     void add_waiter(Callback done) {
         // Nearly every flight has one waiter: it is kept in place, without a vector to allocate.
-        if (!has_first_waiter_) {
+        if (!first_waiter_) {
             first_waiter_ = std::move(done);
-            has_first_waiter_ = true;
         } else {
             more_waiters_.push_back(std::move(done));
         }
@@ -124,7 +123,6 @@ private:
     RandomSource& random_;
     std::shared_ptr<Stats> stats_;
     Callback first_waiter_;
-    bool has_first_waiter_ = false;
     std::vector<Callback> more_waiters_;  ///< callers that joined the first one's question
     std::vector<std::size_t> order_;
     std::size_t next_ = 0;            ///< next index into order_
