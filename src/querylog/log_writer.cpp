@@ -19,7 +19,7 @@ std::size_t LogWriter::collect() {
     std::size_t taken = 0;
     while (true) {
         taken_.clear();
-        const std::size_t n = queue_.pop(taken_, 256);
+        const std::size_t n = queue_.pop(taken_, kTakenPerPop);
         if (n == 0) {
             return taken;
         }

@@ -2,65 +2,70 @@
 // one consumer (the log writer's thread). push() never blocks and never allocates: when the queue
 // is full the entry is dropped and counted, so a slow disk can only cost log lines, never DNS.
 //
-// A ring of a power-of-two number of slots with two counters: the producer owns `head_`, the
-// consumer `tail_`; each publishes its counter with release and reads the other's with acquire
-// (the classic single-producer single-consumer ring). The slots are allocated once, up front.
+// Entries travel as variable-length records in a ring of bytes: a fixed header and then only the
+// bytes of their texts. An Entry is 560 bytes because its texts are stored at their largest, while
+// a typical record is about 100, so the ring is a fifth of a ring of Entry slots. The producer owns
+// `head_` (bytes written) and `pushed_`, the consumer `tail_` and `popped_`; each side publishes
+// its counters with release and reads the other's with acquire (the classic single-producer
+// single-consumer ring). A record may wrap around the ring's end: it is copied in two parts.
 #pragma once
 
 #include <atomic>
 #include <cstddef>
 #include <cstdint>
-#include <memory>
 #include <vector>
 
+#include "moat/core/raw_buffer.hpp"
 #include "moat/querylog/entry.hpp"
 
 namespace moat::querylog {
 
 class EntryQueue {
 public:
-    /// At least `capacity` slots (rounded up to a power of two, at least 2).
+    /// Ring bytes per query of capacity: a record with a 40-character name and an upstream
+    /// address takes about 110, so a full queue of long names holds fewer than `capacity()`.
+    static constexpr std::size_t kBytesPerQuery = 128;
+
+    /// At most `capacity` entries (rounded up to a power of two, at least 2) wait at once, in a
+    /// ring of `capacity * kBytesPerQuery` bytes (at least two of the largest records).
     explicit EntryQueue(std::size_t capacity);
 
     /// Producer: copies `entry` in; false (and one more drop) when the queue is full.
-    bool push(const Entry& entry) noexcept {
-        const std::uint64_t head = head_.load(std::memory_order_relaxed);
-        const std::uint64_t depth = head - tail_.load(std::memory_order_acquire);
-        if (depth >= slots_.size()) {
-            dropped_.fetch_add(1, std::memory_order_relaxed);
-            return false;
-        }
-        slots_[head & mask_] = entry;
-        head_.store(head + 1, std::memory_order_release);
-        if (depth + 1 > peak_depth_.load(std::memory_order_relaxed)) {
-            peak_depth_.store(depth + 1, std::memory_order_relaxed);
-        }
-        return true;
-    }
+    bool push(const Entry& entry) noexcept;
 
     /// Consumer: moves up to `max` entries to the end of `out`; returns how many.
     std::size_t pop(std::vector<Entry>& out, std::size_t max);
 
     /// Entries waiting now (either thread; a moment's view).
     [[nodiscard]] std::size_t depth() const noexcept {
-        return static_cast<std::size_t>(head_.load(std::memory_order_acquire) -
-                                        tail_.load(std::memory_order_acquire));
+        const std::uint64_t popped = popped_.load(std::memory_order_acquire);
+        return static_cast<std::size_t>(pushed_.load(std::memory_order_acquire) - popped);
     }
-    [[nodiscard]] std::size_t capacity() const noexcept { return slots_.size(); }
+    /// The most entries that can wait at once.
+    [[nodiscard]] std::size_t capacity() const noexcept { return capacity_; }
+    /// The ring's size in bytes.
+    [[nodiscard]] std::size_t ring_bytes() const noexcept { return ring_.size(); }
     /// Entries dropped because the queue was full, since the start.
     [[nodiscard]] std::uint64_t dropped() const noexcept {
         return dropped_.load(std::memory_order_relaxed);
     }
-    /// The deepest the queue has been since the start.
+    /// The deepest the queue has been since the start, in entries.
     [[nodiscard]] std::uint64_t peak_depth() const noexcept {
         return peak_depth_.load(std::memory_order_relaxed);
     }
 
 private:
-    std::vector<Entry> slots_;
-    std::uint64_t mask_;
-    alignas(64) std::atomic<std::uint64_t> head_{0};  ///< next slot to fill (producer)
-    alignas(64) std::atomic<std::uint64_t> tail_{0};  ///< next slot to read (consumer)
+    void copy_in(std::uint64_t at, const void* from, std::size_t size) noexcept;
+    void copy_out(std::uint64_t at, void* to, std::size_t size) const noexcept;
+
+    std::size_t capacity_;
+    /// Not zeroed: a page of the ring costs memory only once a record reaches it.
+    RawBuffer ring_;
+    std::size_t mask_;  ///< the ring's size minus one (a power of two)
+    alignas(64) std::atomic<std::uint64_t> head_{0};  ///< bytes written (producer)
+    std::atomic<std::uint64_t> pushed_{0};            ///< entries written (producer)
+    alignas(64) std::atomic<std::uint64_t> tail_{0};  ///< bytes read (consumer)
+    std::atomic<std::uint64_t> popped_{0};            ///< entries read (consumer)
     alignas(64) std::atomic<std::uint64_t> dropped_{0};
     std::atomic<std::uint64_t> peak_depth_{0};
 };

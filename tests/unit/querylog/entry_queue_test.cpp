@@ -1,10 +1,12 @@
 // The queue between the event loop and the log writer: order kept, a full queue drops and counts
-// instead of waiting, and under two real threads every entry arrives once, in order, or is
-// counted as dropped.
+// instead of waiting, every field arrives as it was pushed (also when a record wraps around the
+// ring's end), long entries fill the ring's bytes before its count, and under two real threads
+// every entry arrives once, in order, or is counted as dropped.
 #include "moat/querylog/entry_queue.hpp"
 
 #include <gtest/gtest.h>
 
+#include <string>
 #include <thread>
 #include <vector>
 
@@ -39,6 +41,82 @@ TEST(EntryQueue, KeepsOrderAndDropsWhenFull) {
     }
     EXPECT_EQ(out[0].qname.view(), "n.test");
     EXPECT_TRUE(q.push(numbered(9)));  // room again after the pops
+}
+
+// An entry with every field set, its texts `size` characters long (cut to each field's size).
+Entry full(std::uint32_t n, std::size_t size) {
+    Entry e = numbered(n);
+    const std::string text(size, static_cast<char>('a' + n % 26));
+    e.time_us = 1'700'000'000'000'000 + n;
+    e.client = IpAddress{{0x20, 0x01, 0x0d, 0xb8, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 1}, true};
+    e.qtype = 28;
+    e.ede = 15;
+    e.rcode = 3;
+    e.outcome = "blocked";
+    e.transport = "tcp";
+    e.qname.assign(text);
+    e.upstream.assign(text);
+    e.list.assign(text);
+    e.line = n * 7;
+    e.pattern.assign(text);
+    return e;
+}
+
+void expect_same(const Entry& got, const Entry& want) {
+    EXPECT_EQ(got.time_us, want.time_us);
+    EXPECT_EQ(got.client, want.client);
+    EXPECT_EQ(got.latency_us, want.latency_us);
+    EXPECT_EQ(got.qtype, want.qtype);
+    EXPECT_EQ(got.ede, want.ede);
+    EXPECT_EQ(got.rcode, want.rcode);
+    EXPECT_STREQ(got.outcome, want.outcome);
+    EXPECT_STREQ(got.transport, want.transport);
+    EXPECT_EQ(got.qname.view(), want.qname.view());
+    EXPECT_EQ(got.upstream.view(), want.upstream.view());
+    EXPECT_EQ(got.list.view(), want.list.view());
+    EXPECT_EQ(got.line, want.line);
+    EXPECT_EQ(got.pattern.view(), want.pattern.view());
+}
+
+TEST(EntryQueue, EveryFieldSurvivesTheRingsEnd) {
+    EntryQueue q(16);
+    ASSERT_EQ(q.ring_bytes(), 2048U);
+    // Records of 64 to 554 bytes, two in the ring at a time: most laps cross its end somewhere,
+    // in a header or in a text.
+    std::vector<Entry> out;
+    for (std::uint32_t i = 0; i < 500; ++i) {
+        const Entry first = full(i, (i * 37) % 254);
+        const Entry second = full(i + 1, (i * 11) % 200);
+        ASSERT_TRUE(q.push(first));
+        ASSERT_TRUE(q.push(second));
+        out.clear();
+        ASSERT_EQ(q.pop(out, 10), 2U);
+        expect_same(out[0], first);
+        expect_same(out[1], second);
+    }
+    EXPECT_EQ(q.dropped(), 0U);
+    EXPECT_EQ(q.depth(), 0U);
+}
+
+TEST(EntryQueue, LongEntriesFillTheBytesBeforeTheCount) {
+    EntryQueue q(4);
+    EXPECT_EQ(q.capacity(), 4U);
+    EXPECT_EQ(q.ring_bytes(), 2048U);  // two of the largest records, rounded up
+    // The largest record is about 560 bytes: three fit in 2,048, the fourth does not.
+    for (std::uint32_t i = 0; i < 4; ++i) {
+        EXPECT_EQ(q.push(full(i, 253)), i < 3) << i;
+    }
+    EXPECT_EQ(q.dropped(), 1U);
+    EXPECT_EQ(q.depth(), 3U);
+    std::vector<Entry> out;
+    EXPECT_EQ(q.pop(out, 1), 1U);
+    EXPECT_TRUE(q.push(full(9, 253)));  // one record's room again
+    EXPECT_EQ(q.pop(out, 10), 3U);
+    ASSERT_EQ(out.size(), 4U);
+    expect_same(out[0], full(0, 253));
+    expect_same(out[3], full(9, 253));
+    EXPECT_EQ(out[3].qname.view().size(), 253U);
+    EXPECT_EQ(out[3].pattern.view().size(), 127U);  // cut at the field's size when assigned
 }
 
 TEST(EntryQueue, TwoThreadsLoseNothingUncounted) {

@@ -147,6 +147,13 @@ TEST_F(LogWriterTest, PruneAppliesTheRetention) {
 
 TEST_F(LogWriterTest, AFullDiskLosesTheBatchCountsItAndTheWriterGoesOn) {
     LogWriter w = make({});
+    for (int i = 0; i < 1000; ++i) {
+        ASSERT_TRUE(queue_.push(entry(kT0 + i, std::string(200, 'a' + static_cast<char>(i % 26)) +
+                                                   std::to_string(i) + ".test")));
+        if (i % 100 == 99) {
+            w.collect();  // long names: the queue's ring holds fewer of them than its count
+        }
+    }
     // A file size limit makes every write past 64 KiB fail (EFBIG), as a full disk would, for
     // root too. SIGXFSZ would end the process: ignore it for the test.
     struct sigaction ignore {};
@@ -158,10 +165,6 @@ TEST_F(LogWriterTest, AFullDiskLosesTheBatchCountsItAndTheWriterGoesOn) {
     rlimit small = saved;
     small.rlim_cur = 64 * 1024;
     ASSERT_EQ(::setrlimit(RLIMIT_FSIZE, &small), 0);
-    for (int i = 0; i < 1000; ++i) {
-        queue_.push(entry(kT0 + i, std::string(200, 'a' + static_cast<char>(i % 26)) +
-                                       std::to_string(i) + ".test"));
-    }
     const auto flushed = w.flush();
     ASSERT_EQ(::setrlimit(RLIMIT_FSIZE, &saved), 0);
     ::sigaction(SIGXFSZ, &old, nullptr);
