@@ -71,14 +71,42 @@ TEST_P(NameHashSetSizes, FindsEveryKeyWithItsPayloadAndNothingElse) {
     EXPECT_EQ(set.find(1), NameHashSet::kNotFound);
     EXPECT_EQ(set.find(~std::uint64_t{0}), NameHashSet::kNotFound);
     if (n > 0) {
-        EXPECT_GT(set.memory_bytes(), n * 14);
-        EXPECT_LT(set.memory_bytes(), n * 16 + 64);
+        // Keys without the directory's bits, a 2-byte list word, a 4-byte line and 1-2 bytes of
+        // directory per entry, the keys' mapping in whole pages.
+        const std::size_t per_entry = set.key_bytes() + 2 + 4;
+        EXPECT_GT(set.memory_bytes(), n * (per_entry + 1));
+        EXPECT_LT(set.memory_bytes(), n * (per_entry + 2) + 2 * 4096);
+    }
+    // The directory's bits (one bucket per 2-4 entries) are not stored: 7 bytes a key from 2^8
+    // buckets, 6 from 2^16.
+    EXPECT_EQ(set.key_bytes(), n / 4 > 32768 ? 6U : n / 4 > 128 ? 7U : 8U);
+}
+
+TEST(NameHashSet, KeysDifferingInOneBitAreToldApart) {
+    // 6-byte keys: every bit the packing keeps must still count, down to the lowest.
+    const auto keys = random_keys(300000, 5);
+    NameHashSet::Builder b(false);
+    std::unordered_set<std::uint64_t> added;
+    for (std::size_t i = 0; i < keys.size(); i += 2) {
+        b.add(keys[i], 1, false, 0);
+        added.insert(keys[i]);
+    }
+    const NameHashSet set = b.build(scratch_sets());
+    ASSERT_EQ(set.key_bytes(), 6U);
+    for (std::size_t i = 0; i < keys.size(); i += 2) {
+        ASSERT_NE(set.find(keys[i]), NameHashSet::kNotFound);
+        for (unsigned bit = 0; bit < 64; bit += 5) {
+            const std::uint64_t near = keys[i] ^ (std::uint64_t{1} << bit);
+            if (!added.contains(near)) {
+                ASSERT_EQ(set.find(near), NameHashSet::kNotFound) << "bit " << bit;
+            }
+        }
     }
 }
 
-// Around the block size (16384) and the directory's power-of-two steps.
+// Around the block size (4096) and the directory's power-of-two steps.
 INSTANTIATE_TEST_SUITE_P(Sizes, NameHashSetSizes,
-                         ::testing::Values(0, 1, 2, 3, 8, 9, 100, 16383, 16384, 16385, 65537,
+                         ::testing::Values(0, 1, 2, 3, 8, 9, 100, 4095, 4096, 4097, 16385, 65537,
                                            300000));
 
 TEST(NameHashSet, EmptyFindsNothing) {
