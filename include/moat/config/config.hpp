@@ -309,7 +309,8 @@ struct QueryLogConfig {
     /// How often the gathered queries are written, in one transaction, 100ms..10m. Long: few
     /// writes to an SD card; a crash loses at most this much of the log.
     Duration flush_interval{std::chrono::minutes{1}};
-    /// Queries held between the writer's visits (every 100 ms), 64..1048576.
+    /// Queries held at most between the writer's visits (every 100 ms), 64..1048576; the queue
+    /// takes 128 bytes for each (querylog/entry_queue.hpp), so very long names fit fewer.
     std::uint32_t queue_size = 2048;
 
     friend bool operator==(const QueryLogConfig&, const QueryLogConfig&) = default;
