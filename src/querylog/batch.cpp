@@ -9,17 +9,10 @@ constexpr std::size_t kKeepBytes = std::size_t{256} * 1024;
 }  // namespace
 
 void Batch::add(const Entry& e) {
-    const std::array<std::string_view, 4> texts{e.qname.view(), e.upstream.view(), e.list.view(),
-                                                e.pattern.view()};
-    Item item{
-        e.time_us, e.client, e.latency_us, e.line,      e.qtype,
-        e.ede,     e.rcode,  e.outcome,    e.transport, static_cast<std::uint32_t>(texts_.size()),
-        {}};
-    for (std::size_t i = 0; i < texts.size(); ++i) {
-        item.lengths[i] = static_cast<std::uint8_t>(texts[i].size());  // each at most 253
-        texts_.append(texts[i]);
+    items_.push_back(Item{EntryFields::of(e), static_cast<std::uint32_t>(texts_.size())});
+    for (const std::string_view text : texts_of(e)) {
+        texts_.append(text);
     }
-    items_.push_back(item);
 }
 
 std::string_view Batch::text(const Item& item, int which) const noexcept {

@@ -10,34 +10,12 @@
 namespace moat::querylog {
 namespace {
 
-/// What a record starts with: the entry's fixed fields and its texts' lengths. The texts follow
-/// in the order of `lengths`: name, upstream, list, pattern.
-struct RecordHeader {
-    std::int64_t time_us;
-    const char* outcome;
-    const char* transport;
-    IpAddress client;
-    std::uint32_t latency_us;
-    std::uint32_t line;
-    std::uint16_t qtype;
-    std::uint16_t ede;
-    std::uint8_t rcode;
-    std::array<std::uint8_t, 4> lengths;
-};
-static_assert(std::is_trivially_copyable_v<RecordHeader>);
-
-constexpr std::size_t kLargestRecord = sizeof(RecordHeader) + 253 + 47 + 63 + 127;
+// A record is an entry's fields (EntryFields) and then the bytes of its texts.
+static_assert(std::is_trivially_copyable_v<EntryFields>);
+constexpr std::size_t kLargestRecord = sizeof(EntryFields) + 253 + 47 + 63 + 127;
 
 std::size_t ring_size_for(std::size_t capacity) {
     return std::bit_ceil(std::max(capacity * EntryQueue::kBytesPerQuery, 2 * kLargestRecord));
-}
-
-std::size_t record_size(const RecordHeader& header) {
-    std::size_t size = sizeof(RecordHeader);
-    for (const std::uint8_t length : header.lengths) {
-        size += length;
-    }
-    return size;
 }
 
 }  // namespace
@@ -62,15 +40,8 @@ void EntryQueue::copy_out(std::uint64_t at, void* to, std::size_t size) const no
 }
 
 bool EntryQueue::push(const Entry& entry) noexcept {
-    const std::array<std::string_view, 4> texts{entry.qname.view(), entry.upstream.view(),
-                                                entry.list.view(), entry.pattern.view()};
-    RecordHeader header{
-        entry.time_us, entry.outcome, entry.transport, entry.client, entry.latency_us,
-        entry.line,    entry.qtype,   entry.ede,       entry.rcode,  {}};
-    for (std::size_t i = 0; i < texts.size(); ++i) {
-        header.lengths.at(i) = static_cast<std::uint8_t>(texts.at(i).size());
-    }
-    const std::size_t size = record_size(header);
+    const EntryFields fields = EntryFields::of(entry);
+    const std::size_t size = sizeof fields + fields.text_bytes();
 
     const std::uint64_t head = head_.load(std::memory_order_relaxed);
     const std::uint64_t pushed = pushed_.load(std::memory_order_relaxed);
@@ -80,9 +51,9 @@ bool EntryQueue::push(const Entry& entry) noexcept {
         return false;
     }
     std::uint64_t at = head;
-    copy_in(at, &header, sizeof header);
-    at += sizeof header;
-    for (const std::string_view text : texts) {
+    copy_in(at, &fields, sizeof fields);
+    at += sizeof fields;
+    for (const std::string_view text : texts_of(entry)) {
         copy_in(at, text.data(), text.size());
         at += text.size();
     }
@@ -101,28 +72,20 @@ std::size_t EntryQueue::pop(std::vector<Entry>& out, std::size_t max) {
     std::size_t n = 0;
     std::array<char, 256> text{};
     for (; n < max && tail < head; ++n) {
-        RecordHeader header{};
-        copy_out(tail, &header, sizeof header);
-        tail += sizeof header;
+        EntryFields fields{};
+        copy_out(tail, &fields, sizeof fields);
+        tail += sizeof fields;
         Entry& entry = out.emplace_back();
-        entry.time_us = header.time_us;
-        entry.outcome = header.outcome;
-        entry.transport = header.transport;
-        entry.client = header.client;
-        entry.latency_us = header.latency_us;
-        entry.line = header.line;
-        entry.qtype = header.qtype;
-        entry.ede = header.ede;
-        entry.rcode = header.rcode;
+        fields.restore(entry);
         const auto read_text = [&](std::uint8_t length) {
             copy_out(tail, text.data(), length);
             tail += length;
             return std::string_view(text.data(), length);
         };
-        entry.qname.assign(read_text(header.lengths[0]));
-        entry.upstream.assign(read_text(header.lengths[1]));
-        entry.list.assign(read_text(header.lengths[2]));
-        entry.pattern.assign(read_text(header.lengths[3]));
+        entry.qname.assign(read_text(fields.lengths[0]));
+        entry.upstream.assign(read_text(fields.lengths[1]));
+        entry.list.assign(read_text(fields.lengths[2]));
+        entry.pattern.assign(read_text(fields.lengths[3]));
     }
     // The bytes first: a producer that sees the count fall also sees the room it left.
     tail_.store(tail, std::memory_order_release);

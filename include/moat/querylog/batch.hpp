@@ -1,6 +1,6 @@
 // Log entries waiting to be written, held compactly: the fixed fields of each entry, and its
 // texts (name, upstream, list, pattern) back to back in one shared buffer. About 100 bytes an
-// entry instead of a queue slot's 530, so the writer can gather a minute of a busy network's
+// entry instead of an Entry's 560, so the writer can gather a minute of a busy network's
 // queries (a few thousand) into one transaction, which is what spares an SD card (few large
 // writes instead of many small ones). Owned by the writer's thread.
 #pragma once
@@ -18,18 +18,8 @@ namespace moat::querylog {
 
 class Batch {
 public:
-    struct Item {
-        std::int64_t time_us;
-        IpAddress client;
-        std::uint32_t latency_us;
-        std::uint32_t line;
-        std::uint16_t qtype;
-        std::uint16_t ede;
-        std::uint8_t rcode;
-        const char* outcome;
-        const char* transport;
-        std::uint32_t text;                   ///< where this item's texts start in texts_
-        std::array<std::uint8_t, 4> lengths;  ///< qname, upstream, list, pattern
+    struct Item : EntryFields {
+        std::uint32_t text;  ///< where this item's texts start in texts_
     };
 
     void add(const Entry& e);

@@ -53,4 +53,57 @@ struct Entry {
     FixedText<128> pattern;
 };
 
+/// An entry's texts, in the order EntryFields counts them: name, upstream, list, pattern.
+[[nodiscard]] inline std::array<std::string_view, 4> texts_of(const Entry& e) noexcept {
+    return {e.qname.view(), e.upstream.view(), e.list.view(), e.pattern.view()};
+}
+
+/// An entry without its texts, and their lengths: how the queue (entry_queue.hpp) and the
+/// writer's batch (batch.hpp) keep an entry, its texts stored apart, back to back.
+struct EntryFields {
+    std::int64_t time_us;
+    IpAddress client;
+    std::uint32_t latency_us;
+    std::uint32_t line;
+    std::uint16_t qtype;
+    std::uint16_t ede;
+    std::uint8_t rcode;
+    const char* outcome;
+    const char* transport;
+    std::array<std::uint8_t, 4> lengths;  ///< of texts_of(): each at most 253
+
+    [[nodiscard]] static EntryFields of(const Entry& e) noexcept {
+        const auto texts = texts_of(e);
+        return {
+            e.time_us,
+            e.client,
+            e.latency_us,
+            e.line,
+            e.qtype,
+            e.ede,
+            e.rcode,
+            e.outcome,
+            e.transport,
+            {static_cast<std::uint8_t>(texts[0].size()), static_cast<std::uint8_t>(texts[1].size()),
+             static_cast<std::uint8_t>(texts[2].size()),
+             static_cast<std::uint8_t>(texts[3].size())}};
+    }
+    /// Sets the fields of `e`; its texts are left as they are.
+    void restore(Entry& e) const noexcept {
+        e.time_us = time_us;
+        e.client = client;
+        e.latency_us = latency_us;
+        e.line = line;
+        e.qtype = qtype;
+        e.ede = ede;
+        e.rcode = rcode;
+        e.outcome = outcome;
+        e.transport = transport;
+    }
+    /// The bytes of all the texts together.
+    [[nodiscard]] std::size_t text_bytes() const noexcept {
+        return std::size_t{lengths[0]} + lengths[1] + lengths[2] + lengths[3];
+    }
+};
+
 }  // namespace moat::querylog
