@@ -32,7 +32,8 @@ public:
 
     /// The full keys, before pack().
     [[nodiscard]] std::uint64_t* wide() noexcept {
-        return reinterpret_cast<std::uint64_t*>(data_);  // NOLINT: mapped, so 8-byte aligned
+        // The mapping is page-aligned, so the full keys are 8-byte aligned.
+        return reinterpret_cast<std::uint64_t*>(data_);
     }
 
     /// Keeps the first `count` keys without their top `bits`, in the fewest whole bytes, and
