@@ -79,42 +79,73 @@ void QueryPath::finished(const Arrival& arrival, std::uint16_t qtype, const engi
 
 void QueryPath::forward(std::span<const std::uint8_t> query, const engine::Client& client,
                         ReplyFn reply, Arrival arrival) {
-    auto pending = std::make_shared<engine::Pending>(std::move(pending_));
-    pending_ = engine::Pending{};
+    Forwarded& f = take_forwarded();
+    // A swap, not a move: decide()'s scratch gets the record's old buffers, capacity included.
+    std::swap(f.pending, pending_);
+    f.reply = std::move(reply);
+    f.client = client;
+    f.arrival = arrival;
     metrics_.in_flight.set(++in_flight_);
-    std::vector<std::uint8_t> query_copy;
+    f.query_copy.clear();
     if (spdlog::should_log(spdlog::level::debug)) {
-        query_copy.assign(query.begin(), query.end());
+        f.query_copy.assign(query.begin(), query.end());
     }
     // What is needed of the query later is read now: its buffer is reused meanwhile.
-    const std::uint16_t qtype = question_type(query);
-    std::shared_ptr<querylog::Entry> entry;
+    f.qtype = question_type(query);
+    f.entry.reset();
     if (log_ != nullptr) {
-        entry = std::make_shared<querylog::Entry>();
-        begin_entry(*entry, arrival.time_us, query, client);
+        begin_entry(f.entry.emplace(), arrival.time_us, query, client);
     }
+    Forwarded* record = &f;
     forwarder_.forward(
-        pending->upstream_query, pending->route,
-        [this, pending, reply = std::move(reply), client, arrival, qtype, entry,
-         query_copy = std::move(query_copy)](const upstream::Result& result) {
-            metrics_.in_flight.set(--in_flight_);
-            engine::Decision done = result.ok ? engine_->complete(*pending, result.reply, out_)
-                                              : engine_->fail(*pending, out_);
-            log_answer(client, query_copy, done);
-            // A forwarded name shows the allow rule that let it through, when
-            // one did.
-            if (done.verdict.action == filter::Action::none) {
-                done.verdict = pending->verdict;
-            }
-            if (entry && result.ok) {
-                entry->upstream.assign(result.server);
-            }
-            const auto answer = done.action == engine::Action::respond
-                                    ? std::span<const std::uint8_t>(out_.data(), done.size)
-                                    : std::span<const std::uint8_t>{};
-            finished(arrival, qtype, client, done, answer, entry.get());
-            reply(answer);
-        });
+        f.pending.upstream_query, f.pending.route,
+        [this, record](const upstream::Result& result) { answer_forwarded(*record, result); });
+}
+
+void QueryPath::answer_forwarded(Forwarded& f, const upstream::Result& result) {
+    metrics_.in_flight.set(--in_flight_);
+    engine::Decision done = result.ok ? engine_->complete(f.pending, result.reply, out_)
+                                      : engine_->fail(f.pending, out_);
+    log_answer(f.client, f.query_copy, done);
+    // A forwarded name shows the allow rule that let it through, when one did.
+    if (done.verdict.action == filter::Action::none) {
+        done.verdict = f.pending.verdict;
+    }
+    if (f.entry && result.ok) {
+        f.entry->upstream.assign(result.server);
+    }
+    const auto answer = done.action == engine::Action::respond
+                            ? std::span<const std::uint8_t>(out_.data(), done.size)
+                            : std::span<const std::uint8_t>{};
+    finished(f.arrival, f.qtype, f.client, done, answer, f.entry ? &*f.entry : nullptr);
+    f.reply(answer);
+    release_forwarded(f);
+}
+
+QueryPath::Forwarded& QueryPath::take_forwarded() {
+    if (!idle_forwarded_.empty()) {
+        Forwarded* f = idle_forwarded_.back();
+        idle_forwarded_.pop_back();
+        return *f;
+    }
+    all_forwarded_.push_back(std::make_unique<Forwarded>());
+    Forwarded& f = *all_forwarded_.back();
+    f.index = all_forwarded_.size() - 1;
+    return f;
+}
+
+void QueryPath::release_forwarded(Forwarded& f) {
+    f.reply = nullptr;
+    if (idle_forwarded_.size() < kIdleForwardedKept) {
+        idle_forwarded_.push_back(&f);
+        return;
+    }
+    const std::size_t i = f.index;
+    if (i + 1 != all_forwarded_.size()) {
+        all_forwarded_[i] = std::move(all_forwarded_.back());
+        all_forwarded_[i]->index = i;
+    }
+    all_forwarded_.pop_back();  // frees f
 }
 
 void QueryPath::log_answer(const engine::Client& client, std::span<const std::uint8_t> query,

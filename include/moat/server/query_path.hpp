@@ -7,6 +7,7 @@
 #include <cstdint>
 #include <functional>
 #include <memory>
+#include <optional>
 #include <span>
 #include <utility>
 #include <vector>
@@ -75,8 +76,29 @@ private:
         static Arrival now(bool with_wall_time) noexcept;
     };
 
+    /// A query waiting for its upstream answer, with what answering it later needs. Reused
+    /// from one forwarded query to the next (a pool in the path): its buffers keep their
+    /// capacity, and the upstream callback captures only a pointer to it, small enough for
+    /// std::function to hold without allocating.
+    struct Forwarded {
+        engine::Pending pending;
+        ReplyFn reply;
+        engine::Client client;
+        Arrival arrival;
+        std::uint16_t qtype = 0;
+        std::optional<querylog::Entry> entry;  ///< the log entry (set only when logging)
+        std::vector<std::uint8_t> query_copy;  ///< for the debug log only
+        std::size_t index = 0;                 ///< in all_forwarded_
+    };
+    /// Forwarded records kept idle for reuse; one beyond is freed when its query is answered, so
+    /// a burst of queries in flight does not stay resident.
+    static constexpr std::size_t kIdleForwardedKept = 64;
+
     void forward(std::span<const std::uint8_t> query, const engine::Client& client, ReplyFn reply,
                  Arrival arrival);
+    void answer_forwarded(Forwarded& f, const upstream::Result& result);
+    Forwarded& take_forwarded();
+    void release_forwarded(Forwarded& f);
     /// A query answered (or dropped) at once: counted and logged.
     void finished_now(const Arrival& arrival, std::span<const std::uint8_t> query,
                       const engine::Client& client, const engine::Decision& d,
@@ -92,7 +114,10 @@ private:
     std::shared_ptr<engine::Engine> engine_;
     upstream::Forwarder& forwarder_;
     std::vector<std::uint8_t> out_;  ///< every answer is written here, then sent at once
-    engine::Pending pending_;        ///< decide()'s scratch; moved out only when forwarding
+    engine::Pending pending_;        ///< decide()'s scratch; swapped into a Forwarded record
+    std::vector<std::unique_ptr<Forwarded>>
+        all_forwarded_;  ///< owns every record, in flight or idle
+    std::vector<Forwarded*> idle_forwarded_;
     std::size_t in_flight_ = 0;
     querylog::EntryQueue* log_ = nullptr;
     QueryMetrics metrics_;

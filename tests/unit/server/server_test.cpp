@@ -168,6 +168,53 @@ protected:
     std::uint16_t port_ = 0;
 };
 
+// QueryPath alone, no sockets: a forwarder without servers fails every query it is given, on
+// the event loop. Many queries are in flight at once (more than the path keeps idle records
+// for), then the loop answers them all; twice, so the second round reuses records. Each reply
+// must carry its own query's ID and name: a record reused too early would mix them up.
+TEST(QueryPathTest, EveryQueryInFlightGetsItsOwnAnswerWhenRecordsAreReused) {
+    asio::io_context io;
+    filter::SnapshotPublisher publisher;
+    publisher.publish(test::snapshot_of("ads.example\n"));
+    engine::EngineOptions options;
+    options.allowed_clients = {test::cidr(test::v4(127, 0, 0, 0), 8)};
+    auto engine =
+        std::make_shared<engine::Engine>(options, engine::LocalZone{}, publisher, nullptr);
+    upstream::Forwarder forwarder(io, upstream::Options{});
+    QueryPath path(engine, forwarder);
+    const engine::Client client{test::v4(127, 0, 0, 1), 5300, engine::Transport::udp};
+    constexpr std::size_t kQueries = 200;
+    for (std::uint16_t round = 0; round < 2; ++round) {
+        std::vector<std::pair<std::uint16_t, Bytes>> replies;
+        for (std::uint16_t i = 0; i < kQueries; ++i) {
+            const auto id = static_cast<std::uint16_t>(round * 1000 + i);
+            const std::string qname = "host" + std::to_string(id) + ".example";
+            const Bytes query = test::make_query({.id = id, .qname = qname});
+            const auto handled = path.handle(query, client, [&replies, id] {
+                return ReplyFn([&replies, id](std::span<const std::uint8_t> answer) {
+                    replies.emplace_back(id, Bytes(answer.begin(), answer.end()));
+                });
+            });
+            ASSERT_TRUE(handled.deferred);
+        }
+        EXPECT_EQ(path.in_flight(), kQueries);
+        io.restart();
+        io.run();
+        EXPECT_EQ(path.in_flight(), 0U);
+        ASSERT_EQ(replies.size(), kQueries);
+        std::set<std::uint16_t> seen;
+        for (const auto& [id, bytes] : replies) {
+            const auto a = test::read_answer(bytes);
+            ASSERT_TRUE(a.parsed);
+            EXPECT_EQ(a.header.id, id);
+            EXPECT_EQ(a.rcode, 2U) << "SERVFAIL: no upstream";
+            EXPECT_EQ(a.qname, "host" + std::to_string(id) + ".example.");
+            seen.insert(id);
+        }
+        EXPECT_EQ(seen.size(), kQueries);
+    }
+}
+
 TEST_F(ServerTest, UdpQueriesAreAnswered) {
     start();
     const Bytes answer = with_client([port = port_] {
