@@ -1,13 +1,15 @@
 #!/usr/bin/env bash
 # Fuzz dnsmoat's libFuzzer targets (built by the fuzz preset) for a bounded time.
 #
-#   scripts/fuzz.sh all [SECONDS]       every target in turn, SECONDS each (default 60)
+#   scripts/fuzz.sh all [SECONDS]       every target, SECONDS each (default 60), MOAT_FUZZ_JOBS
+#                                       (default: the CPU count) at a time
 #   scripts/fuzz.sh TARGET [SECONDS]    one target, by name (fuzz_pipeline) or path to its binary
 #
 # Targets (tests/fuzz/CMakeLists.txt says what each checks): fuzz_wire_parse,
 # fuzz_wire_validate, fuzz_wire_roundtrip, fuzz_http_request, fuzz_proxy_header, fuzz_h2_server,
-# fuzz_doh_exchange, fuzz_pipeline, fuzz_tcp_framing, fuzz_list_line, fuzz_config. `all` runs
-# them in this order, says which are not built, and also runs any other fuzz_* binary it finds.
+# fuzz_doh_exchange, fuzz_pipeline, fuzz_tcp_framing, fuzz_list_line, fuzz_config. `all` starts
+# them in this order and reports them in it, says which are not built, and also runs any other
+# fuzz_* binary it finds.
 # Build first: cmake --workflow --preset fuzz (scripts/test.sh does). Targets are the fuzz_*
 # executables in build/fuzz/tests/fuzz/ (override with MOAT_FUZZ_DIR).
 # Seeds: the dirs listed in <target>.seeds next to the binary (written by moat_add_fuzz_target),
@@ -92,8 +94,10 @@ seed_dirs() { # target name, binary dir -> seed dirs, one per line
     fi
 }
 
-failed=()
-for bin in "${targets[@]}"; do
+# One target: fuzzes it in its own working dir and writes what to report to $work/report and
+# its exit status to $work/status (run in the background, several at once).
+run_target() {
+    local bin=$1 name work artifacts nseeds i d log rc
     name=$(basename "$bin")
     work="$work_root/$name"
     artifacts="$artifact_root/$name"
@@ -101,34 +105,63 @@ for bin in "${targets[@]}"; do
     mkdir -p "$work/corpus" "$artifacts"
     nseeds=0
     i=0
-    while IFS= read -r d; do
-        [[ -d "$d" ]] || { echo "fuzz.sh: $name: seed dir $d missing, skipped"; continue; }
-        i=$((i + 1))
-        cp -R "$d" "$work/corpus/seed$i"
-        nseeds=$((nseeds + $(find "$d" -type f | wc -l)))
-    done < <(seed_dirs "$name" "$(dirname "$bin")")
+    {
+        while IFS= read -r d; do
+            [[ -d "$d" ]] || { echo "fuzz.sh: $name: seed dir $d missing, skipped"; continue; }
+            i=$((i + 1))
+            cp -R "$d" "$work/corpus/seed$i"
+            nseeds=$((nseeds + $(find "$d" -type f | wc -l)))
+        done < <(seed_dirs "$name" "$(dirname "$bin")")
 
-    flags=(-max_total_time="$seconds" -timeout=10 -rss_limit_mb=2048 -print_final_stats=1
-        -artifact_prefix="$artifacts/")
-    [[ -f "tests/fuzz/$name.dict" ]] && flags+=(-dict="$repo/tests/fuzz/$name.dict")
-    if [[ -f "tests/fuzz/$name.flags" ]]; then
-        # shellcheck disable=SC2207 # one line of flags, split on blanks
-        flags+=($(grep -v '^[[:space:]]*#' "tests/fuzz/$name.flags"))
+        local flags=(-max_total_time="$seconds" -timeout=10 -rss_limit_mb=2048
+            -print_final_stats=1 -artifact_prefix="$artifacts/")
+        [[ -f "tests/fuzz/$name.dict" ]] && flags+=(-dict="$repo/tests/fuzz/$name.dict")
+        if [[ -f "tests/fuzz/$name.flags" ]]; then
+            # shellcheck disable=SC2207 # one line of flags, split on blanks
+            flags+=($(grep -v '^[[:space:]]*#' "tests/fuzz/$name.flags"))
+        fi
+        # shellcheck disable=SC2206 # word splitting of the extra flags is intended
+        [[ -n "${MOAT_FUZZ_FLAGS:-}" ]] && flags+=(${MOAT_FUZZ_FLAGS})
+
+        echo "fuzz.sh: $name for ${seconds}s, $nseeds seed files, corpus $work/corpus"
+        log="$work/fuzz.log"
+        bin=$(cd "$(dirname "$bin")" && pwd)/$(basename "$bin")
+        rc=0
+        (cd "$work" && "$bin" "${flags[@]}" "$work/corpus") >"$log" 2>&1 || rc=$?
+        if ((rc == 0)); then
+            grep -E '^(stat::number_of_executed_units|stat::peak_rss_mb|#[0-9]+\s+DONE)' "$log" |
+                sed "s/^/fuzz.sh: $name: /" || true
+        else
+            tail -n 60 "$log"
+            echo "fuzz.sh: $name FAILED (exit $rc); log $log; artifacts:"
+            find "$artifacts" -type f | sed "s|^|  |"
+        fi
+        echo "$rc" >"$work/status"
+    } >"$work_root/$name.report" 2>&1
+}
+
+# Targets run MOAT_FUZZ_JOBS at a time (default: one per CPU); each libFuzzer process is
+# single-threaded, so on two cores two targets fuzz in the time of one.
+fuzz_jobs=${MOAT_FUZZ_JOBS:-$(nproc)}
+[[ "$fuzz_jobs" =~ ^[1-9][0-9]*$ ]] || { echo "fuzz.sh: MOAT_FUZZ_JOBS must be a positive number" >&2; exit 2; }
+mkdir -p "$work_root"
+running=0
+for bin in "${targets[@]}"; do
+    if ((running >= fuzz_jobs)); then
+        wait -n || true
+        running=$((running - 1))
     fi
-    # shellcheck disable=SC2206 # word splitting of the extra flags is intended
-    [[ -n "${MOAT_FUZZ_FLAGS:-}" ]] && flags+=(${MOAT_FUZZ_FLAGS})
+    rm -f "$work_root/$(basename "$bin").report"
+    run_target "$bin" &
+    running=$((running + 1))
+done
+wait || true
 
-    echo "fuzz.sh: $name for ${seconds}s, $nseeds seed files, corpus $work/corpus"
-    log="$work/fuzz.log"
-    bin=$(cd "$(dirname "$bin")" && pwd)/$(basename "$bin")
-    if (cd "$work" && "$bin" "${flags[@]}" "$work/corpus") >"$log" 2>&1; then
-        grep -E '^(stat::number_of_executed_units|stat::peak_rss_mb|#[0-9]+\s+DONE)' "$log" |
-            sed "s/^/fuzz.sh: $name: /" || true
-    else
-        rc=$?
-        tail -n 60 "$log"
-        echo "fuzz.sh: $name FAILED (exit $rc); log $log; artifacts:"
-        find "$artifacts" -type f | sed "s|^|  |"
+failed=()
+for bin in "${targets[@]}"; do
+    name=$(basename "$bin")
+    cat "$work_root/$name.report" 2>/dev/null || true
+    if [[ "$(cat "$work_root/$name/status" 2>/dev/null)" != 0 ]]; then
         failed+=("$name")
     fi
 done
