@@ -1,6 +1,9 @@
 #include "moat/cache/cache_key.hpp"
 
 #include <algorithm>
+#include <cstring>
+
+#include "moat/core/mix.hpp"
 
 namespace moat::cache {
 
@@ -14,11 +17,22 @@ constexpr std::uint32_t kDoBit = 0x8000;
 std::uint64_t CacheKey::hash_of(std::span<const std::uint8_t> name, std::uint16_t qtype,
                                 std::uint16_t qclass, bool dnssec_ok,
                                 std::uint8_t partition) noexcept {
-    // FNV-1a over the name, then the fixed fields folded in and a final avalanche (the
-    // splitmix64 finaliser) so that shard and bucket bits both depend on every input bit.
-    std::uint64_t h = 0xcbf29ce484222325ULL;
-    for (const std::uint8_t octet : name) {
-        h = (h ^ octet) * 0x100000001b3ULL;
+    // The name eight octets at a time, one multiply each (byte-wise FNV-1a took one dependent
+    // multiply per octet, 3-4 times as long for a typical name), then the fixed fields folded
+    // in and a final avalanche (the splitmix64 finaliser) so that shard and bucket bits both
+    // depend on every input bit. The length seeds the hash: a name's last word is zero-padded.
+    constexpr std::uint64_t kSeed = 0x9E3779B97F4A7C15ULL;
+    constexpr std::uint64_t kMultiplier = 0xE7037ED1A0B428DBULL;
+    std::uint64_t h = kSeed ^ name.size();
+    const std::uint8_t* p = name.data();
+    std::size_t left = name.size();
+    while (left > 0) {
+        const std::size_t take = std::min<std::size_t>(left, 8);
+        std::uint64_t word = 0;
+        std::memcpy(&word, p, take);
+        h = mum(h ^ word, kMultiplier);
+        p += take;
+        left -= take;
     }
     h ^= (std::uint64_t{partition} << 56U) | (std::uint64_t{qtype} << 32U) |
          (std::uint64_t{qclass} << 16U) | (dnssec_ok ? 1U : 0U);
@@ -53,8 +67,13 @@ tl::expected<CacheKey, Errc> CacheKey::from_query(const wire::MessageView& query
     if (additional.error()) {
         return tl::unexpected(Errc::malformed);
     }
-    CacheKey key = make(question->qname, wire::to_u16(question->qtype),
-                        wire::to_u16(question->qclass), dnssec_ok);
+    return of_question(query, *question, dnssec_ok);
+}
+
+CacheKey CacheKey::of_question(const wire::MessageView& query, const wire::Question& question,
+                               bool dnssec_ok) noexcept {
+    CacheKey key = make(question.qname, wire::to_u16(question.qtype), wire::to_u16(question.qclass),
+                        dnssec_ok);
     // The first question starts right after the header and cannot be compressed (a pointer
     // must point backwards, into the header), so its octets are the name as spelled.
     const auto bytes = query.bytes();

@@ -41,6 +41,12 @@ public:
     /// section does not parse.
     [[nodiscard]] static tl::expected<CacheKey, Errc> from_query(
         const wire::MessageView& query) noexcept;
+    /// from_query() for a caller that has already read `question` from `query` and its DO bit
+    /// (the engine walks the OPT record for EDNS anyway): the same key and echo, without a
+    /// second walk over the records.
+    [[nodiscard]] static CacheKey of_question(const wire::MessageView& query,
+                                              const wire::Question& question,
+                                              bool dnssec_ok) noexcept;
 
     /// Lower-cased uncompressed wire-form name, root label included.
     [[nodiscard]] std::span<const std::uint8_t> name() const noexcept {

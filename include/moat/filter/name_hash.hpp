@@ -13,18 +13,10 @@
 #include <cstring>
 #include <string_view>
 
+#include "moat/core/mix.hpp"
 #include "moat/wire/types.hpp"
 
 namespace moat::filter {
-
-/// The 128-bit product of a and b folded to 64 bits (the "mum" step of wyhash): one multiply
-/// with full avalanche of both operands into the middle bits.
-__extension__ typedef unsigned __int128 Uint128;  // NOLINT(modernize-use-using): __extension__
-
-[[nodiscard]] inline std::uint64_t mum(std::uint64_t a, std::uint64_t b) noexcept {
-    const Uint128 product = static_cast<Uint128>(a) * b;
-    return static_cast<std::uint64_t>(product) ^ static_cast<std::uint64_t>(product >> 64U);
-}
 
 inline constexpr std::uint64_t kNameHashSeed = 0x9E3779B97F4A7C15ULL;
 /// Constants xor-ed into each multiplicand. Every byte of kDataMask has its top bit set, so a

@@ -142,6 +142,36 @@ TEST_F(CacheTest, KeyFromQueryReadsDoAndEchoesTheQueryCase) {
     EXPECT_TRUE(std::ranges::equal(served.qname, expected_name.wire()));
 }
 
+// The engine's shortcut: a key from a question already read and a DO bit already known is the
+// key from_query() makes, echo included, with and without OPT and DO.
+TEST_F(CacheTest, KeyOfAQuestionEqualsTheKeyFromItsQuery) {
+    for (const bool edns : {false, true}) {
+        for (const bool dnssec_ok : {false, true}) {
+            if (dnssec_ok && !edns) {
+                continue;
+            }
+            AnswerSpec query;
+            query.qname = "Mail.EXAMPLE.org";
+            query.qtype = RrType::aaaa;
+            query.response = false;
+            query.edns = edns;
+            query.dnssec_ok = dnssec_ok;
+            const auto bytes = build(query);
+            const auto view = wire::MessageView::parse(bytes);
+            ASSERT_TRUE(view);
+            const auto read = CacheKey::from_query(*view);
+            ASSERT_TRUE(read);
+            const CacheKey made = CacheKey::of_question(*view, *view->question(), dnssec_ok);
+            EXPECT_EQ(made, *read) << "edns " << edns << " do " << dnssec_ok;
+            EXPECT_EQ(made.hash(), read->hash());
+            EXPECT_EQ(made.dnssec_ok(), dnssec_ok);
+            EXPECT_TRUE(std::ranges::equal(made.echo_name(), read->echo_name()));
+            EXPECT_TRUE(
+                std::ranges::equal(made.echo_name(), test::name("Mail.EXAMPLE.org").wire()));
+        }
+    }
+}
+
 TEST_F(CacheTest, DoBitTypeAndClassAreSeparateEntries) {
     Cache cache(clock_);
     ASSERT_TRUE(cache.insert(key("www.example.com"), simple_answer()));
