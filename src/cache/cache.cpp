@@ -44,6 +44,10 @@ tl::expected<Hit, Errc> Cache::lookup(const CacheKey& key, std::uint16_t id,
     return shard_for(key.hash()).lookup(key, id, out, mode, now);
 }
 
+void Cache::prefetch(const CacheKey& key) const noexcept {
+    shard_for(key.hash()).prefetch(key.hash());
+}
+
 tl::expected<void, Errc> Cache::insert(const CacheKey& key, std::span<const std::uint8_t> answer) {
     Shard& shard = shard_for(key.hash());
     auto prepared = prepare_answer(key, answer, options_);

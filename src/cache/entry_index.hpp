@@ -38,6 +38,16 @@ private:
         Entry* entry = nullptr;  ///< null: free
     };
 
+public:
+    /// For prefetch hints: slot i of a hash is at slots_address() + (hash & slot_mask()) *
+    /// kSlotBytes (null when there are no slots yet).
+    static constexpr std::size_t kSlotBytes = sizeof(Slot);
+    [[nodiscard]] const std::uint8_t* slots_address() const noexcept {
+        return slots_.empty() ? nullptr : reinterpret_cast<const std::uint8_t*>(slots_.data());
+    }
+    [[nodiscard]] std::size_t slot_mask() const noexcept { return slots_.empty() ? 0 : mask(); }
+
+private:
     [[nodiscard]] std::size_t mask() const noexcept { return slots_.size() - 1; }
     void place(Entry* entry) noexcept;
 

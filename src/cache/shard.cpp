@@ -204,6 +204,8 @@ void Shard::flush() noexcept {
 void Shard::publish_gauges(const Table& table) noexcept {
     entries_.store(table.index.size(), std::memory_order_relaxed);
     bytes_.store(table.bytes, std::memory_order_relaxed);
+    slots_hint_.store(table.index.slots_address(), std::memory_order_relaxed);
+    slot_mask_hint_.store(table.index.slot_mask(), std::memory_order_relaxed);
 }
 
 void Shard::add_to(Stats& stats) const noexcept {

@@ -102,6 +102,14 @@ public:
                                    Clock::time_point now) noexcept;
     tl::expected<void, Errc> insert(const CacheKey& key, PreparedAnswer&& prepared);
     void count_rejected() noexcept { rejected_.fetch_add(1, std::memory_order_relaxed); }
+    /// Prefetches the index slot of `hash` from the hints publish_gauges() leaves (no lock).
+    void prefetch(std::uint64_t hash) const noexcept {
+        const std::uint8_t* const slots = slots_hint_.load(std::memory_order_relaxed);
+        if (slots != nullptr) {
+            const std::size_t slot = hash & slot_mask_hint_.load(std::memory_order_relaxed);
+            __builtin_prefetch(slots + slot * EntryIndex::kSlotBytes);
+        }
+    }
     void flush() noexcept;
     /// Adds this shard's counters to `stats`.
     void add_to(Stats& stats) const noexcept;
@@ -139,6 +147,10 @@ private:
     std::atomic<std::uint64_t> evictions_{0};
     std::atomic<std::uint64_t> entries_{0};  ///< mirrors of the table, for lock-free stats
     std::atomic<std::uint64_t> bytes_{0};
+    // Where the index's slots are, for prefetch(): written under the exclusive lock whenever
+    // the gauges are, read without it. Only ever a hint.
+    std::atomic<const std::uint8_t*> slots_hint_{nullptr};
+    std::atomic<std::size_t> slot_mask_hint_{0};
 };
 
 }  // namespace moat::cache

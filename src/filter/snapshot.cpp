@@ -168,9 +168,18 @@ Verdict Snapshot::match_text(std::string_view name) const noexcept {
 Verdict Snapshot::match_lower_wire(const std::uint8_t* wire,
                                    const ListSelection* selection) const noexcept {
     SuffixHashes h;
-    h.compute(wire);
-    prefetch(allow_exact_, allow_subtree_, h);
-    prefetch(block_exact_, block_subtree_, h);
+    prefetch(wire, h);
+    return match_hashed(wire, h, selection);
+}
+
+void Snapshot::prefetch(const std::uint8_t* lower_wire, SuffixHashes& hashes) const noexcept {
+    hashes.compute(lower_wire);
+    filter::prefetch(allow_exact_, allow_subtree_, hashes);
+    filter::prefetch(block_exact_, block_subtree_, hashes);
+}
+
+Verdict Snapshot::match_hashed(const std::uint8_t* wire, const SuffixHashes& h,
+                               const ListSelection* selection) const noexcept {
     // NOLINTNEXTLINE(cppcoreguidelines-pro-type-member-init): probe() sets what decide() reads
     PairProbes allow_probes;
     // NOLINTNEXTLINE(cppcoreguidelines-pro-type-member-init): as above

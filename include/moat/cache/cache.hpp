@@ -70,6 +70,12 @@ public:
                                    std::span<std::uint8_t> out, Clock::time_point now,
                                    LookupMode mode = LookupMode::fresh) noexcept;
 
+    /// Asks the CPU to fetch the index slot where a lookup of `key` starts, so that its memory
+    /// read overlaps the caller's other work (the engine runs the blocklist meanwhile). Takes no
+    /// lock and reads nothing but two relaxed atomics: a slot array replaced since only makes
+    /// the hint useless, and a prefetch never faults.
+    void prefetch(const CacheKey& key) const noexcept;
+
     /// Stores `answer` (an upstream response to the query `key` was made from), replacing any
     /// entry for the key. The error says why it was not stored; nothing changes then.
     tl::expected<void, Errc> insert(const CacheKey& key, std::span<const std::uint8_t> answer);

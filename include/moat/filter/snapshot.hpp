@@ -21,6 +21,7 @@
 
 #include "moat/filter/list.hpp"
 #include "moat/filter/list_sets.hpp"
+#include "moat/filter/name_hash.hpp"
 #include "moat/filter/name_hash_set.hpp"
 #include "moat/wire/name.hpp"
 
@@ -65,6 +66,12 @@ public:
     /// The verdict for an uncompressed, lower-case, root-terminated wire name.
     [[nodiscard]] Verdict match_lower_wire(const std::uint8_t* wire,
                                            const ListSelection* selection = nullptr) const noexcept;
+    /// match_lower_wire() in two steps, so that the tables' memory reads overlap the caller's
+    /// other work: prefetch() hashes every suffix of the name into `hashes` and asks the CPU to
+    /// fetch their directory words; match_hashed() then probes and decides with those hashes.
+    void prefetch(const std::uint8_t* lower_wire, SuffixHashes& hashes) const noexcept;
+    [[nodiscard]] Verdict match_hashed(const std::uint8_t* lower_wire, const SuffixHashes& hashes,
+                                       const ListSelection* selection = nullptr) const noexcept;
     /// Convenience for tools and tests: a presentation-format name (any case). An invalid name
     /// gets Action::none.
     [[nodiscard]] Verdict match_text(std::string_view name) const noexcept;
