@@ -117,18 +117,24 @@ TEST_F(CacheTest, PartitionsNeverShareAnEntry) {
     EXPECT_EQ(hit(cache, family).ttls, std::vector<std::uint32_t>{60});
 }
 
+/// A query (not a response) for `qname`, with an OPT record when `edns`.
+AnswerSpec query_spec(std::string_view qname, RrType qtype, bool edns, bool dnssec_ok) {
+    AnswerSpec query;
+    query.qname = qname;
+    query.qtype = qtype;
+    query.response = false;
+    query.edns = edns;
+    query.dnssec_ok = dnssec_ok;
+    return query;
+}
+
 TEST_F(CacheTest, KeyFromQueryReadsDoAndEchoesTheQueryCase) {
     Cache cache(clock_);
     AnswerSpec answer;
     answer.records.push_back(test::a_record("www.example.com", 300));
     answer.edns = true;
     answer.dnssec_ok = true;
-    AnswerSpec query;
-    query.qname = "WWW.Example.COM";
-    query.response = false;
-    query.edns = true;
-    query.dnssec_ok = true;
-    const auto query_bytes = build(query);
+    const auto query_bytes = build(query_spec("WWW.Example.COM", RrType::a, true, true));
     const auto view = wire::MessageView::parse(query_bytes);
     ASSERT_TRUE(view);
     const auto k = CacheKey::from_query(*view);
@@ -150,13 +156,7 @@ TEST_F(CacheTest, KeyOfAQuestionEqualsTheKeyFromItsQuery) {
             if (dnssec_ok && !edns) {
                 continue;
             }
-            AnswerSpec query;
-            query.qname = "Mail.EXAMPLE.org";
-            query.qtype = RrType::aaaa;
-            query.response = false;
-            query.edns = edns;
-            query.dnssec_ok = dnssec_ok;
-            const auto bytes = build(query);
+            const auto bytes = build(query_spec("Mail.EXAMPLE.org", RrType::aaaa, edns, dnssec_ok));
             const auto view = wire::MessageView::parse(bytes);
             ASSERT_TRUE(view);
             const auto read = CacheKey::from_query(*view);
