@@ -365,8 +365,7 @@ Decision Engine::answer_question(const wire::MessageView& view, const wire::Ques
     pending.client_id = qh.id;
     pending.client_flags = qh.flags;
     pending.qname = qname;
-    pending.key = cache::CacheKey::make(q.qname, q.qtype, q.qclass, to.edns.dnssec_ok)
-                      .in_partition(g.cache_partition);
+    pending.key = key.without_echo();  // the query's buffer is reused before the answer comes
     pending.edns = to.edns;
     pending.transport = client.transport;
     pending.route = route != 0 ? route : g.route;  // conditional forwards win over a group's own

@@ -63,6 +63,12 @@ public:
     [[nodiscard]] std::uint64_t hash() const noexcept { return hash_; }
     /// The query's qname as the client spelled it (same length as name()), or empty.
     [[nodiscard]] std::span<const std::uint8_t> echo_name() const noexcept { return echo_; }
+    /// This key without its echo view: for a key that outlives the query's buffer.
+    [[nodiscard]] CacheKey without_echo() const noexcept {
+        CacheKey key = *this;
+        key.echo_ = {};
+        return key;
+    }
 
     friend bool operator==(const CacheKey& a, const CacheKey& b) noexcept;
 

@@ -168,6 +168,10 @@ TEST_F(CacheTest, KeyOfAQuestionEqualsTheKeyFromItsQuery) {
             EXPECT_TRUE(std::ranges::equal(made.echo_name(), read->echo_name()));
             EXPECT_TRUE(
                 std::ranges::equal(made.echo_name(), test::name("Mail.EXAMPLE.org").wire()));
+            const CacheKey kept = made.without_echo();
+            EXPECT_EQ(kept, made);
+            EXPECT_EQ(kept.hash(), made.hash());
+            EXPECT_TRUE(kept.echo_name().empty());
         }
     }
 }
