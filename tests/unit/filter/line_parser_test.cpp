@@ -5,6 +5,7 @@
 
 #include <sstream>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "moat/filter/list_scan.hpp"
@@ -218,6 +219,29 @@ TEST(FilterDetect, Formats) {
     EXPECT_EQ(detect_format("/ads/"), ListFormat::adblock);
     EXPECT_EQ(detect_format("^ads\\."), ListFormat::regex);
     EXPECT_EQ(detect_format("(^|\\.)x\\.com$"), ListFormat::regex);
+}
+
+// Detection reads each line's characters once against a table: every character of each class
+// must still decide as it did when the classes were searched for one set at a time.
+TEST(FilterDetect, EachSyntaxCharacterDecides) {
+    for (const char c : std::string_view("()\\[]{}+?")) {
+        const std::string line = std::string("ads") + c + "x.com";
+        EXPECT_EQ(detect_format(line), ListFormat::regex) << line;
+    }
+    EXPECT_EQ(detect_format("ads.com$important"), ListFormat::adblock);
+    EXPECT_EQ(detect_format("ads.com^"), ListFormat::adblock);
+    EXPECT_EQ(detect_format("ad*.com"), ListFormat::adblock);
+    EXPECT_EQ(detect_format("*.ad.com"), ListFormat::domains);
+    EXPECT_EQ(detect_format("ads-1_x.example.com"), ListFormat::domains);
+}
+
+TEST(FilterAdblock, UrlPartsAreUnsupportedAndStrayAnchorsInvalid) {
+    for (const char* line :
+         {"||a.com/x^", "||a.com:8080^", "||a.com?x^", "||a.com=x^", "||a.com&x^"}) {
+        parse(line, ListFormat::adblock, LineOutcome::unsupported);
+    }
+    parse("||a|b.com^", ListFormat::adblock, LineOutcome::invalid);
+    parse("||a^b.com^", ListFormat::adblock, LineOutcome::invalid);
 }
 
 }  // namespace
