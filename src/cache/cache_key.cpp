@@ -1,7 +1,6 @@
 #include "moat/cache/cache_key.hpp"
 
 #include <algorithm>
-#include <cstring>
 
 #include "moat/core/mix.hpp"
 
@@ -20,7 +19,8 @@ std::uint64_t CacheKey::hash_of(std::span<const std::uint8_t> name, std::uint16_
     // The name eight octets at a time, one multiply each (byte-wise FNV-1a took one dependent
     // multiply per octet, 3-4 times as long for a typical name), then the fixed fields folded
     // in and a final avalanche (the splitmix64 finaliser) so that shard and bucket bits both
-    // depend on every input bit. The length seeds the hash: a name's last word is zero-padded.
+    // depend on every input bit. The length seeds the hash: it fixes how the last, partial word is
+    // read.
     constexpr std::uint64_t kSeed = 0x9E3779B97F4A7C15ULL;
     constexpr std::uint64_t kMultiplier = 0xE7037ED1A0B428DBULL;
     std::uint64_t h = kSeed ^ name.size();
@@ -28,9 +28,7 @@ std::uint64_t CacheKey::hash_of(std::span<const std::uint8_t> name, std::uint16_
     std::size_t left = name.size();
     while (left > 0) {
         const std::size_t take = std::min<std::size_t>(left, 8);
-        std::uint64_t word = 0;
-        std::memcpy(&word, p, take);
-        h = mum(h ^ word, kMultiplier);
+        h = mum(h ^ load_up_to_8(p, take), kMultiplier);
         p += take;
         left -= take;
     }

@@ -10,7 +10,6 @@
 #include <array>
 #include <cstddef>
 #include <cstdint>
-#include <cstring>
 #include <string_view>
 
 #include "moat/core/mix.hpp"
@@ -33,9 +32,7 @@ inline constexpr std::uint64_t kDataMask = 0xE7037ED1A0B428DBULL | 0x80808080808
     std::size_t left = n;
     do {
         const std::size_t take = left < 8 ? left : 8;
-        std::uint64_t w = 0;
-        std::memcpy(&w, label, take);  // (fixed-size loads with branches were slower: lengths vary)
-        h = mum(h ^ kChainMask, w ^ kDataMask);
+        h = mum(h ^ kChainMask, load_up_to_8(label, take) ^ kDataMask);
         label += take;
         left -= take;
     } while (left > 0);
