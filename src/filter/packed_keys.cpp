@@ -3,34 +3,20 @@
 #include <sys/mman.h>
 
 #include <algorithm>
-#include <new>
 #include <utility>
 
+#include "moat/filter/mapped_array.hpp"
 #include "page_advice.hpp"
 
 namespace moat::filter {
 namespace {
 
-constexpr std::size_t kPage = 4096;
-
-std::size_t whole_pages(std::size_t bytes) noexcept { return (bytes + kPage - 1) & ~(kPage - 1); }
-
 /// Bytes to map for `count` keys of `width` bytes: the last key is read as a whole 8-byte word.
 std::size_t bytes_for(std::size_t count, unsigned width) noexcept {
-    return whole_pages(count * width + sizeof(std::uint64_t));
+    return mapping::whole_pages(count * width + sizeof(std::uint64_t));
 }
 
 }  // namespace
-
-PackedKeys::PackedKeys(std::size_t count) : mapped_(bytes_for(count, 8)) {
-    void* mem =
-        ::mmap(nullptr, mapped_, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-    if (mem == MAP_FAILED) {
-        mapped_ = 0;
-        throw std::bad_alloc();
-    }
-    data_ = static_cast<std::uint8_t*>(mem);
-}
 
 PackedKeys::PackedKeys(PackedKeys&& other) noexcept
     : data_(std::exchange(other.data_, nullptr)),

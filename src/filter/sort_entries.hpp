@@ -17,18 +17,18 @@ namespace moat::filter {
 /// The parallel arrays being sorted; one swap moves an entry in all of them.
 struct Columns {
     std::uint64_t* keys;
-    std::vector<std::uint16_t>& meta;   ///< list index | NameHashSet::kImportantBit
-    std::vector<std::uint32_t>& lines;  ///< empty when line numbers are not kept
+    std::uint16_t* meta;   ///< list index | NameHashSet::kImportantBit
+    std::uint32_t* lines;  ///< null when line numbers are not kept
 
     void swap(std::size_t a, std::size_t b) noexcept {
         std::swap(keys[a], keys[b]);
         std::swap(meta[a], meta[b]);
-        if (!lines.empty()) {
+        if (lines != nullptr) {
             std::swap(lines[a], lines[b]);
         }
     }
     [[nodiscard]] std::uint32_t line(std::size_t i) const noexcept {
-        return lines.empty() ? 0 : lines[i];
+        return lines == nullptr ? 0 : lines[i];
     }
     /// Sort order: hash, then the earliest list and line first (the one a duplicate keeps).
     [[nodiscard]] bool less(std::size_t a, std::size_t b) const noexcept {
@@ -43,7 +43,7 @@ struct Columns {
     void move(std::size_t from, std::size_t to) noexcept {
         keys[to] = keys[from];
         meta[to] = meta[from];
-        if (!lines.empty()) {
+        if (lines != nullptr) {
             lines[to] = lines[from];
         }
     }

@@ -11,27 +11,26 @@
 // No load factor is wasted: about 13 bytes per entry with line numbers at 1,000,000 (6 + 2 + 4 +
 // 1-2 for the directory), 9 without.
 //
-// Building (Builder) keeps memory to one copy: entries are collected in fixed-size blocks of
-// the same parallel arrays (no vector doubling), moved into the final arrays block by block (each
-// block freed as it is copied), then sorted in place (sort_entries.hpp: American-flag radix passes
-// on the directory bits and an insertion sort per bucket). Duplicates are merged: the earliest
+// Building (Builder) keeps memory to one copy: entries are appended to the same parallel arrays
+// the set keeps, each in its own mapping grown by remapping (mapped_array.hpp: no copy, no
+// second array), then sorted in place (sort_entries.hpp: American-flag radix passes on the
+// directory bits and an insertion sort per bucket). Duplicates are merged: the earliest
 // (list, line) keeps the line, the payload becomes the set of their lists (list_sets.hpp),
 // important bits are or-ed. Last, one pass packs the keys and writes the directory, whose pages
-// grow as the keys' pages are given back. The peak is the entries with full 8-byte keys plus one
-// block: 14 bytes an entry, about 1 MiB above the finished set at 1,000,000 rules.
+// grow as the keys' pages are given back. The peak is the entries with full 8-byte keys, 14
+// bytes an entry, plus up to 64 KiB populated ahead in each array.
 //
 // Collisions: keys are full 64-bit hashes, with no text kept to confirm a hit. With n rules and a
 // query of k labels, a name in no list is wrongly matched with probability about k * n / 2^64:
 // for n = 10^6 and k = 4, 2e-13 per query, i.e. once in ~10^4 years at 1000 queries/s.
 #pragma once
 
-#include <array>
 #include <cstddef>
 #include <cstdint>
-#include <memory>
 #include <vector>
 
 #include "moat/filter/list_sets.hpp"
+#include "moat/filter/mapped_array.hpp"
 #include "moat/filter/packed_keys.hpp"
 
 namespace moat::filter {
@@ -119,8 +118,8 @@ private:
     }
 
     PackedKeys keys_;
-    std::vector<std::uint16_t> meta_;   ///< list index | kImportantBit
-    std::vector<std::uint32_t> lines_;  ///< empty when line numbers are not kept
+    MappedArray<std::uint16_t> meta_;   ///< list index | kImportantBit
+    MappedArray<std::uint32_t> lines_;  ///< empty when line numbers are not kept
     std::vector<std::uint32_t> directory_;
     unsigned shift_ = 63;
 };
@@ -135,46 +134,30 @@ public:
     Builder& operator=(Builder&&) noexcept = default;
     ~Builder() = default;
 
-    /// Adds one rule; `list` must be at most kMaxList.
+    /// Adds one rule; `list` must be at most kMaxList. Throws std::bad_alloc when memory runs out.
     void add(std::uint64_t hash, std::uint16_t list, bool important, std::uint32_t line) {
-        if (fill_ == kBlockEntries || blocks_.empty()) {
-            grow();
+        // Room in every column first: a failure leaves the columns the same length.
+        keys_.reserve_one();
+        meta_.reserve_one();
+        if (keep_lines_) {
+            lines_.reserve_one();
+            lines_.append(line);
         }
-        Block& b = *blocks_.back();
-        b.keys[fill_] = hash;
-        b.meta[fill_] = static_cast<std::uint16_t>(list | (important ? kImportantBit : 0U));
-        b.lines[fill_] = line;
-        ++fill_;
+        keys_.append(hash);
+        meta_.append(static_cast<std::uint16_t>(list | (important ? kImportantBit : 0U)));
     }
 
-    [[nodiscard]] std::size_t size() const noexcept {
-        return blocks_.empty() ? 0 : (blocks_.size() - 1) * kBlockEntries + fill_;
-    }
+    [[nodiscard]] std::size_t size() const noexcept { return keys_.size(); }
 
     /// Builds the set; the builder is empty afterwards. A name added by several lists keeps
     /// the earliest (list, line) and gets the id of their set from `sets` as its list.
     NameHashSet build(ListSets& sets);
 
 private:
-    /// 112 KiB a block: the build's peak is every entry at full width plus one block.
-    static constexpr std::size_t kBlockEntries = 8192;
-    struct Block {
-        std::array<std::uint64_t, kBlockEntries> keys;
-        std::array<std::uint16_t, kBlockEntries> meta;
-        std::array<std::uint32_t, kBlockEntries> lines;
-    };
-    /// Blocks are mapped and unmapped directly, not taken from malloc's heap: freed heap
-    /// blocks would stay in the process (glibc returns only the heap's top), so the peak of a
-    /// rebuild would stay after it.
-    struct Unmap {
-        void operator()(Block* block) const noexcept;
-    };
-    /// Starts a new block (throws std::bad_alloc when none can be mapped).
-    void grow();
-
     bool keep_lines_;
-    std::vector<std::unique_ptr<Block, Unmap>> blocks_;
-    std::size_t fill_ = 0;
+    MappedArray<std::uint64_t> keys_;
+    MappedArray<std::uint16_t> meta_;
+    MappedArray<std::uint32_t> lines_;
 };
 
 }  // namespace moat::filter

@@ -4,9 +4,10 @@
 // has 2^18 buckets and 46 bits fit in 6 bytes, not 8, which saves 2 MB and loses nothing: two
 // keys in a bucket compare as their full 64 bits do.
 //
-// The storage is mapped directly: while a set is built it holds the full 8-byte keys (sorted in
-// place there), and packing rewrites them front to back in the same pages, then returns the
-// pages past the end. A separate packed array would have the set's peak briefly hold both.
+// The storage is a mapping of its own: it is the builder's column of full 8-byte keys, taken
+// over once they are sorted, and packing rewrites them front to back in the same pages, then
+// returns the pages past the end. A separate packed array would have the set's peak briefly hold
+// both.
 #pragma once
 
 #include <bit>
@@ -21,9 +22,10 @@ class PackedKeys {
 
 public:
     PackedKeys() = default;
-    /// Room for `count` full keys; pages cost memory only as they are written. Throws
-    /// std::bad_alloc when none can be mapped.
-    explicit PackedKeys(std::size_t count);
+    /// Takes over a mapping of `mapped` bytes (from mapping::map) that holds full keys, with at
+    /// least 8 bytes past the last one.
+    PackedKeys(std::uint64_t* keys, std::size_t mapped) noexcept
+        : data_(reinterpret_cast<std::uint8_t*>(keys)), mapped_(mapped) {}
     PackedKeys(const PackedKeys&) = delete;
     PackedKeys& operator=(const PackedKeys&) = delete;
     PackedKeys(PackedKeys&& other) noexcept;

@@ -72,10 +72,10 @@ TEST_P(NameHashSetSizes, FindsEveryKeyWithItsPayloadAndNothingElse) {
     EXPECT_EQ(set.find(~std::uint64_t{0}), NameHashSet::kNotFound);
     if (n > 0) {
         // Keys without the directory's bits, a 2-byte list word, a 4-byte line and 1-2 bytes of
-        // directory per entry, the keys' mapping in whole pages.
+        // directory per entry; the keys, list words and lines each a mapping of whole pages.
         const std::size_t per_entry = set.key_bytes() + 2 + 4;
         EXPECT_GT(set.memory_bytes(), n * (per_entry + 1));
-        EXPECT_LT(set.memory_bytes(), n * (per_entry + 2) + 2 * 4096);
+        EXPECT_LT(set.memory_bytes(), n * (per_entry + 2) + 4 * mapping::whole_pages(1));
     }
     // The directory's bits (one bucket per 2-4 entries) are not stored: 7 bytes a key from 2^8
     // buckets, 6 from 2^16.
@@ -159,7 +159,8 @@ TEST(NameHashSet, WithoutLinesReportsLineZeroAndUsesLessMemory) {
     const NameHashSet b = without.build(scratch_sets());
     EXPECT_EQ(a.line(a.find(keys[10])), 12U);
     EXPECT_EQ(b.line(b.find(keys[10])), 0U);
-    EXPECT_EQ(b.memory_bytes() + keys.size() * sizeof(std::uint32_t), a.memory_bytes());
+    EXPECT_EQ(b.memory_bytes() + mapping::whole_pages(keys.size() * sizeof(std::uint32_t)),
+              a.memory_bytes());
 }
 
 TEST(NameHashSet, ManyDuplicatesShrinkTheTables) {
