@@ -27,6 +27,14 @@ struct Columns {
             std::swap(lines[a], lines[b]);
         }
     }
+    /// Asks the CPU to fetch entry i for writing (an index past the end is harmless).
+    void prefetch(std::size_t i) const noexcept {
+        __builtin_prefetch(keys + i, 1);
+        __builtin_prefetch(meta + i, 1);
+        if (lines != nullptr) {
+            __builtin_prefetch(lines + i, 1);
+        }
+    }
     [[nodiscard]] std::uint32_t line(std::size_t i) const noexcept {
         return lines == nullptr ? 0 : lines[i];
     }
