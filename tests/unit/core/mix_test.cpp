@@ -12,9 +12,10 @@ namespace {
 // Each length reads its octets from a heap block of exactly that size, so a read past them is
 // an out-of-bounds access the sanitizer stage reports.
 std::vector<std::uint8_t> octets(std::size_t n, std::uint8_t first) {
-    std::vector<std::uint8_t> block(n);
+    std::vector<std::uint8_t> block;
+    block.reserve(n);  // exactly n: libstdc++ allocates what reserve() asks
     for (std::size_t i = 0; i < n; ++i) {
-        block[i] = static_cast<std::uint8_t>(first + i);
+        block.push_back(static_cast<std::uint8_t>(first + i));
     }
     return block;
 }
