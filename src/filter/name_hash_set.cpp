@@ -24,7 +24,8 @@ NameHashSet NameHashSet::Builder::build(ListSets& sets) {
     // One column at a time gives back its tail (duplicates, and the room populated ahead).
     meta_.shrink_to_fit();
     lines_.shrink_to_fit();
-    keys_.shrink_to_fit(sizeof(std::uint64_t));  // the last key is read as a whole word
+    keys_.reserve_one();  // room past the last key, which packed keys read as a whole word
+    keys_.shrink_to_fit(sizeof(std::uint64_t));
     set.meta_ = std::move(meta_);
     set.lines_ = std::move(lines_);
     const auto [keys, mapped] = keys_.release();

@@ -84,9 +84,9 @@ public:
     /// Keeps the first `count` values (count <= size()).
     void truncate(std::size_t count) noexcept { size_ = std::min(size_, count); }
 
-    /// Gives back the pages past the values, keeping `slack` bytes after them mapped (a reader of
-    /// whole words past the last value). Throws std::bad_alloc only if the kernel refuses to
-    /// shrink a mapping.
+    /// Gives back the pages past the values but `slack` bytes (a reader of whole words past the
+    /// last value). It never grows the mapping: reserve_one() first makes room after the last
+    /// value. Throws std::bad_alloc only if the kernel refuses to shrink a mapping.
     void shrink_to_fit(std::size_t slack = 0) {
         const std::size_t wanted = mapping::whole_pages(size_ * sizeof(T) + slack);
         if (wanted >= mapped_) {
