@@ -29,8 +29,7 @@ NameHashSet NameHashSet::Builder::build(ListSets& sets) {
     set.meta_ = std::move(meta_);
     set.lines_ = std::move(lines_);
     const auto [keys, mapped] = keys_.release();
-    set.keys_ = PackedKeys(keys, mapped);
-    *this = Builder(keep_lines_);
+    set.keys_ = PackedKeys(keys, mapped);  // the builder's columns are all empty now
 
     // The directory, from the sorted keys in the same pass that packs them: its pages fill as
     // the keys' pages empty, so the two are never both whole.

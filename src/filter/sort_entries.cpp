@@ -30,7 +30,7 @@ void flag_pass(Columns& c, std::uint32_t* next, std::size_t buckets, EndOf end_o
                 // Every bucket fills front to back: 256 write streams, too many for the CPU's
                 // prefetcher. Asking for a later slot of this stream now has it in cache when a
                 // swap reaches it; without, the first pass waits on memory at every cache line.
-                c.prefetch(to + kPrefetchAhead);
+                c.prefetch(std::min(to + kPrefetchAhead, end_of(home)));
                 c.swap(i, to);
             }
         }

@@ -27,7 +27,7 @@ struct Columns {
             std::swap(lines[a], lines[b]);
         }
     }
-    /// Asks the CPU to fetch entry i for writing (an index past the end is harmless).
+    /// Asks the CPU to fetch entry i (at most one past the last) for writing.
     void prefetch(std::size_t i) const noexcept {
         __builtin_prefetch(keys + i, 1);
         __builtin_prefetch(meta + i, 1);
