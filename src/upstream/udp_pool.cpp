@@ -6,17 +6,15 @@
 #include <algorithm>
 #include <asio/post.hpp>
 #include <cerrno>
+#include <cstring>
 
 #include "moat/core/bytes.hpp"
-#include "moat/core/raw_buffer.hpp"
 
 namespace moat::upstream {
 
 struct UdpPool::Socket {
-    explicit Socket(asio::io_context& io) : socket(io), buffer(kBufferBytes) {}
+    explicit Socket(asio::io_context& io) : socket(io) {}
     asio::ip::udp::socket socket;
-    RawBuffer buffer;
-    asio::ip::udp::endpoint from;
     std::unordered_map<std::uint16_t, ReplySink*> waiting;
     /// Queries queued this turn: their bytes back to back, and where each goes.
     struct Queued {
@@ -61,6 +59,9 @@ std::shared_ptr<UdpPool::Socket> UdpPool::open_socket(bool v6, std::error_code& 
     if (!ec) {
         // Port 0: the kernel picks a random ephemeral port.
         s->socket.bind({v6 ? asio::ip::udp::v6() : asio::ip::udp::v4(), 0}, ec);
+    }
+    if (!ec) {
+        s->socket.non_blocking(true, ec);  // recvmmsg below must never block the loop
     }
     if (ec) {
         return nullptr;
@@ -192,36 +193,85 @@ void UdpPool::close_if_idle_and_retired(Socket& s) noexcept {
 void UdpPool::receive(const std::shared_ptr<Socket>& s) {
     // A retired socket outlives the pool when it still waits for answers: the handler checks
     // that the pool is alive before it touches it.
-    s->socket.async_receive_from(
-        asio::buffer(s->buffer.data(), kBufferBytes), s->from,
-        [alive = std::weak_ptr<UdpPool*>(self_), s](const std::error_code& ec, std::size_t n) {
-            const auto self = alive.lock();
-            if (!self || s->closed || ec == asio::error::operation_aborted) {
-                return;
-            }
-            if (!ec) {
-                (*self)->dispatch(*s, n);
-            }
-            if (!s->closed) {
-                (*self)->receive(s);
-            }
-        });
+    s->socket.async_wait(asio::socket_base::wait_read,
+                         [alive = std::weak_ptr<UdpPool*>(self_), s](const std::error_code& ec) {
+                             const auto self = alive.lock();
+                             if (!self || s->closed || ec == asio::error::operation_aborted) {
+                                 return;
+                             }
+                             (*self)->drain(s);
+                         });
 }
 
-void UdpPool::dispatch(Socket& s, std::size_t n) {
-    if (n < 2) {
+void UdpPool::drain(const std::shared_ptr<Socket>& s) {
+    for (std::size_t turn = 0; turn < kBatchesPerTurn; ++turn) {
+        const std::size_t n = receive_batch(*s);
+        for (std::size_t i = 0; i < n && !s->closed; ++i) {
+            dispatch(*s, i);  // a sink may retire and so close the socket
+        }
+        if (s->closed) {
+            return;
+        }
+        if (n < kReceiveBatch) {
+            // Read until empty: the next datagram is a new readiness event.
+            receive(s);
+            return;
+        }
+    }
+    // Still answers waiting after a full turn: let the listeners and timers run, then go on.
+    // (Waiting for readiness instead could stall: the poller reports edges.)
+    asio::post(io_, [alive = std::weak_ptr<UdpPool*>(self_), s] {
+        if (const auto self = alive.lock(); self && !s->closed) {
+            (*self)->drain(s);
+        }
+    });
+}
+
+std::size_t UdpPool::receive_batch(Socket& s) {
+    for (std::size_t i = 0; i < kReceiveBatch; ++i) {
+        in_iov_[i] = {in_.data() + i * kBufferBytes, kBufferBytes};
+        msghdr& h = in_msgs_[i].msg_hdr;
+        h = {};
+        h.msg_name = &in_from_[i];
+        h.msg_namelen = sizeof(sockaddr_storage);
+        h.msg_iov = &in_iov_[i];
+        h.msg_iovlen = 1;
+        in_msgs_[i].msg_len = 0;
+    }
+    const int got =
+        ::recvmmsg(s.socket.native_handle(), in_msgs_.data(), kReceiveBatch, MSG_DONTWAIT, nullptr);
+    if (got < 0) {
+        if (errno != EAGAIN && errno != EWOULDBLOCK && errno != EINTR) {
+            spdlog::debug("upstream: receive error: {}",
+                          std::strerror(errno));  // NOLINT(concurrency-mt-unsafe)
+        }
+        return 0;
+    }
+    return static_cast<std::size_t>(got);
+}
+
+void UdpPool::dispatch(Socket& s, std::size_t slot) {
+    const mmsghdr& m = in_msgs_[slot];
+    const std::size_t n = m.msg_len;
+    const std::uint8_t* bytes = in_.data() + slot * kBufferBytes;
+    asio::ip::udp::endpoint from;
+    const socklen_t from_length = m.msg_hdr.msg_namelen;
+    if (n < 2 || (m.msg_hdr.msg_flags & MSG_TRUNC) != 0 || from_length > from.capacity()) {
+        // Too short to carry an ID, or longer than any answer to our EDNS size: junk.
         Stats::bump(stats_->ignored);
         return;
     }
-    const auto it = s.waiting.find(load_u16(s.buffer.data()));
+    std::memcpy(from.data(), &in_from_[slot], from_length);
+    from.resize(from_length);
+    const auto it = s.waiting.find(load_u16(bytes));
     if (it == s.waiting.end()) {
         Stats::bump(stats_->ignored);
         spdlog::debug("upstream: ignored a datagram from {}:{} with an ID nobody waits for",
-                      s.from.address().to_string(), s.from.port());
+                      from.address().to_string(), from.port());
         return;
     }
     // The sink may cancel (and so erase) itself during the call.
-    it->second->on_datagram(std::span<const std::uint8_t>(s.buffer.data(), n), s.from);
+    it->second->on_datagram(std::span<const std::uint8_t>(bytes, n), from);
 }
 
 }  // namespace moat::upstream

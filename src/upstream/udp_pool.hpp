@@ -11,8 +11,14 @@
 // address and port and the question (reply_match.hpp). A blind spoofer must guess the ID and which
 // of the pool's ports (dnsmasq, Pi-hole's resolver, keeps a pool of random ports the same way).
 //
+// Answers are read in batches (recvmmsg into one set of slots the whole pool shares): the answers
+// to a turn's queries come back on one socket close together, and one system call takes them all
+// instead of a recvfrom per answer and another that finds the socket empty.
+//
 // One event loop thread only, like the Forwarder that owns it.
 #pragma once
+
+#include <sys/socket.h>
 
 #include <array>
 #include <asio/io_context.hpp>
@@ -25,6 +31,7 @@
 #include <unordered_map>
 #include <vector>
 
+#include "moat/core/raw_buffer.hpp"
 #include "moat/upstream/stats.hpp"
 #include "random_source.hpp"
 
@@ -55,8 +62,12 @@ class UdpPool {
 public:
     using Sizes = UdpPoolSizes;
     /// Room for any answer to a query that advertises our EDNS size (1232) with margin; a longer
-    /// datagram arrives cut, fails the reply check and is ignored like other junk.
+    /// datagram arrives cut and is ignored like other junk.
     static constexpr std::size_t kBufferBytes = 4096;
+    /// Answers read by one system call at most.
+    static constexpr std::size_t kReceiveBatch = 16;
+    /// Batches read from one socket before other work gets a turn of the event loop.
+    static constexpr std::size_t kBatchesPerTurn = 8;
 
     /// Where a query went: cancel() it when the answer is in or no longer wanted.
     struct Ticket {
@@ -84,8 +95,12 @@ private:
     struct Socket;
     std::shared_ptr<Socket> open_socket(bool v6, std::error_code& ec);
     std::shared_ptr<Socket>& pick(bool v6, std::error_code& ec);
+    /// Waits until `s` is readable, then drains it.
     void receive(const std::shared_ptr<Socket>& s);
-    void dispatch(Socket& s, std::size_t n);
+    void drain(const std::shared_ptr<Socket>& s);
+    /// Reads up to kReceiveBatch datagrams from `s` into the slots; how many arrived.
+    std::size_t receive_batch(Socket& s);
+    void dispatch(Socket& s, std::size_t slot);
     void retire(const std::shared_ptr<Socket>& s) noexcept;
     void close_if_idle_and_retired(Socket& s) noexcept;
     /// Sends every queued query (the end of a turn).
@@ -102,6 +117,11 @@ private:
     std::array<std::shared_ptr<Socket>, 2> turn_;
     /// Sockets with queued queries; a flush is posted when the first one is queued.
     std::vector<std::shared_ptr<Socket>> queued_;
+    /// The receive slots, shared by every socket: a batch is dispatched before the next is read.
+    RawBuffer in_{kReceiveBatch * kBufferBytes};
+    std::array<mmsghdr, kReceiveBatch> in_msgs_{};
+    std::array<iovec, kReceiveBatch> in_iov_{};
+    std::array<sockaddr_storage, kReceiveBatch> in_from_{};
     /// Posted flushes hold a weak reference: a pool destroyed first makes them do nothing.
     std::shared_ptr<UdpPool*> self_ = std::make_shared<UdpPool*>(this);
 };

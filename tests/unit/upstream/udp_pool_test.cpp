@@ -1,11 +1,13 @@
 // The shared upstream sockets: queries spread over the pool with IDs unique per socket, a socket
 // is replaced (new source port) after its quota of queries, datagrams go only to the sink that
-// waits for their ID on that socket, and a cancelled ticket gets nothing more.
+// waits for their ID on that socket, a cancelled ticket gets nothing more, and answers are read
+// in batches without losing any.
 #include "udp_pool.hpp"
 
 #include <gtest/gtest.h>
 #include <sys/socket.h>
 
+#include <algorithm>
 #include <asio/io_context.hpp>
 #include <asio/ip/udp.hpp>
 #include <chrono>
@@ -135,6 +137,55 @@ TEST_F(UdpPoolTest, DatagramsReachOnlyTheSinkWaitingForTheirId) {
     EXPECT_EQ(second.replies.size(), 1U);
     pool.cancel(t1);
     pool.cancel(t1);  // idempotent
+}
+
+TEST_F(UdpPoolTest, AnswersQueuedBeyondSeveralBatchesAllReachTheirSinks) {
+    // More answers waiting at once than one turn reads (kReceiveBatch * kBatchesPerTurn): the
+    // rest must be read on a later turn, as no new datagram arrives to signal them.
+    constexpr std::size_t kQueries = UdpPool::kReceiveBatch * UdpPool::kBatchesPerTurn + 20;
+    UdpPool pool(io_, random_, stats_, {.sockets = 1, .uses_per_socket = kQueries});
+    std::vector<RecordingSink> sinks(kQueries);
+    std::vector<UdpPool::Ticket> tickets(kQueries);
+    for (std::size_t i = 0; i < kQueries; ++i) {
+        Bytes q = query();
+        ASSERT_FALSE(pool.send(server_.local_endpoint(), q, sinks[i], tickets[i]));
+    }
+    flush();
+    for (std::size_t i = 0; i < kQueries; ++i) {
+        auto [reply, from] = server_receive();
+        reply[2] |= 0x80;
+        server_.send_to(asio::buffer(reply), from);
+    }
+    run();
+    for (std::size_t i = 0; i < kQueries; ++i) {
+        ASSERT_EQ(sinks[i].replies.size(), 1U) << "query " << i;
+        EXPECT_EQ(load_u16(sinks[i].replies[0].data()), tickets[i].id);
+    }
+    EXPECT_EQ(stats_->ignored.load(), 0U);
+    for (auto& t : tickets) {
+        pool.cancel(t);
+    }
+}
+
+TEST_F(UdpPoolTest, ADatagramLongerThanAnyAnswerIsIgnoredAndTheNextIsDelivered) {
+    UdpPool pool(io_, random_, stats_, {.sockets = 1, .uses_per_socket = 10});
+    RecordingSink sink;
+    UdpPool::Ticket t;
+    Bytes q = query();
+    ASSERT_FALSE(pool.send(server_.local_endpoint(), q, sink, t));
+    flush();
+    const auto [sent, from] = server_receive();
+    Bytes oversized(UdpPool::kBufferBytes + 1, 0);
+    std::copy(sent.begin(), sent.end(), oversized.begin());  // the waited-for ID, cut short
+    server_.send_to(asio::buffer(oversized), from);
+    Bytes reply = sent;
+    reply[2] |= 0x80;
+    server_.send_to(asio::buffer(reply), from);
+    run();
+    ASSERT_EQ(sink.replies.size(), 1U);
+    EXPECT_EQ(sink.replies[0], reply);
+    EXPECT_EQ(stats_->ignored.load(), 1U);
+    pool.cancel(t);
 }
 
 TEST_F(UdpPoolTest, AnAnswerForARetiredSocketAfterThePoolIsGoneIsIgnored) {
