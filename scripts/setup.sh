@@ -19,7 +19,8 @@
 #   package  the Debian packages and their checks: dpkg-shlibdeps (dpkg-dev) and file for CPack's
 #            Depends, the cross binutils (strip, objdump) for the arm64 package, systemd-analyze,
 #            and for tests/system/boot_test.sh debootstrap and systemd-nspawn (systemd-container)
-#   bench    valgrind (cachegrind/callgrind for instruction counts)
+#   bench    valgrind (cachegrind/callgrind for instruction counts), strace for
+#            bench/miss_syscalls.py
 #   soak     scripts/soak.sh: matplotlib for its plot, and its load and peers (dnsperf, knotd,
 #            kdig, openssl for the DoT test certificate, curl for the API reads)
 #   all      every group above
@@ -38,7 +39,7 @@ chromium python3-yaml unbound curl python3-h2"
 libre2-dev:arm64 libspdlog-dev:arm64 libfmt-dev:arm64 libcurl4-openssl-dev:arm64 \
 libsqlite3-dev:arm64 libargon2-dev:arm64 libssl-dev:arm64 libnghttp2-dev:arm64"
     [package]="dpkg-dev file binutils-aarch64-linux-gnu systemd systemd-container debootstrap"
-    [bench]="valgrind"
+    [bench]="valgrind strace"
     [soak]="python3-matplotlib dnsperf knot knot-dnsutils openssl curl"
 )
 ALL_GROUPS=(build test fuzz aarch64 package bench soak)
