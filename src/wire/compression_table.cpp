@@ -8,8 +8,12 @@
 namespace moat::wire {
 
 void CompressionTable::reset() noexcept {
-    for (std::size_t n = 1; n < count_; ++n) {
-        slots_[nodes_[n].slot] = 0;
+    if (indexed_) {
+        for (std::size_t n = 1; n < count_; ++n) {
+            slots_[nodes_[n].slot] = 0;
+        }
+        indexed_ = false;
+        slots_clear_ = true;
     }
     nodes_[0] = Node{0, 0, 0, 0};
     count_ = 1;
@@ -71,20 +75,33 @@ std::uint32_t CompressionTable::hash(std::uint16_t parent, const std::uint8_t* l
     return static_cast<std::uint32_t>(h >> 32U);
 }
 
+bool CompressionTable::holds(const Node& node, std::uint16_t parent, const std::uint8_t* label,
+                             const std::uint8_t* out, std::uint16_t tag) noexcept {
+    const std::size_t n = label[0];
+    const std::uint8_t* written = out + node.offset;
+    return node.hash == tag && node.parent == parent && written[0] == n &&
+           (same_octets(written + 1, label + 1, n) || ascii_iequal(written + 1, label + 1, n));
+}
+
 std::uint16_t CompressionTable::find_hashed(std::uint16_t parent, const std::uint8_t* label,
                                             const std::uint8_t* out,
                                             std::uint32_t key_hash) const noexcept {
     const auto tag = static_cast<std::uint16_t>(key_hash >> 16U);
-    const std::size_t n = label[0];
+    if (!indexed_) {
+        // Oldest first, as the probe sequence would meet them.
+        for (std::size_t n = 1; n < count_; ++n) {
+            if (holds(nodes_[n], parent, label, out, tag)) {
+                return static_cast<std::uint16_t>(n);
+            }
+        }
+        return kRoot;
+    }
     for (std::size_t i = key_hash & (kSlots - 1);; i = (i + 1) & (kSlots - 1)) {
         const std::uint16_t node_index = slots_[i];
         if (node_index == 0) {
             return kRoot;
         }
-        const Node& node = nodes_[node_index];
-        const std::uint8_t* written = out + node.offset;
-        if (node.hash == tag && node.parent == parent && written[0] == n &&
-            (same_octets(written + 1, label + 1, n) || ascii_iequal(written + 1, label + 1, n))) {
+        if (holds(nodes_[node_index], parent, label, out, tag)) {
             return node_index;
         }
     }
@@ -95,21 +112,44 @@ std::uint16_t CompressionTable::add_hashed(std::uint16_t parent, std::uint16_t o
     if (count_ >= kMaxNodes || offset > kMaxPointerOffset) {
         return kRoot;
     }
-    std::size_t i = key_hash & (kSlots - 1);
+    const auto n = static_cast<std::uint16_t>(count_++);
+    nodes_[n] = Node{parent, offset, static_cast<std::uint16_t>(key_hash & (kSlots - 1)),
+                     static_cast<std::uint16_t>(key_hash >> 16U)};
+    if (indexed_) {
+        insert(n);
+    } else if (count_ > kLinearNodes) {
+        build_index();
+    }
+    return n;
+}
+
+void CompressionTable::insert(std::uint16_t n) noexcept {
+    std::size_t i = nodes_[n].slot;
     while (slots_[i] != 0) {
         i = (i + 1) & (kSlots - 1);
     }
-    const auto n = static_cast<std::uint16_t>(count_++);
-    nodes_[n] = Node{parent, offset, static_cast<std::uint16_t>(i),
-                     static_cast<std::uint16_t>(key_hash >> 16U)};
+    nodes_[n].slot = static_cast<std::uint16_t>(i);
     slots_[i] = n;
-    return n;
+}
+
+void CompressionTable::build_index() noexcept {
+    if (!slots_clear_) {
+        slots_.fill(0);
+    }
+    // In the order they were added, so each lands where adding it to the index would have put it.
+    for (std::size_t n = 1; n < count_; ++n) {
+        insert(static_cast<std::uint16_t>(n));
+    }
+    indexed_ = true;
+    slots_clear_ = false;
 }
 
 void CompressionTable::rollback(std::size_t count) noexcept {
     while (count_ > count) {
         --count_;
-        slots_[nodes_[count_].slot] = 0;
+        if (indexed_) {
+            slots_[nodes_[count_].slot] = 0;
+        }
     }
 }
 

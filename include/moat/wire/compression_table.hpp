@@ -8,6 +8,10 @@
 // allocation: when full, later names are simply not remembered (they are still written
 // correctly, just less compressed). Nodes are only ever removed newest-first (rollback of a
 // record that did not fit), which restores the linear-probing table exactly.
+//
+// The hash index is built only when a message has written more than kLinearNodes labels: until
+// then a lookup scans the nodes (a short run of 8-octet entries), so a new table costs no
+// clearing of the index's 4 KiB. Most answers (one question, a few records) never build it.
 #pragma once
 
 #include <array>
@@ -21,6 +25,8 @@ public:
     static constexpr std::size_t kMaxNodes = 1024;
     static constexpr std::size_t kSlots = 2048;  ///< power of two, at most half full
     static constexpr std::uint16_t kRoot = 0;
+    /// Nodes found by scanning before the hash index is built.
+    static constexpr std::size_t kLinearNodes = 16;
 
     CompressionTable() noexcept { reset(); }
 
@@ -66,12 +72,25 @@ private:
     struct Node {
         std::uint16_t parent;
         std::uint16_t offset;
+        /// The node's slot in the index; before the index is built, the slot its probe starts at.
         std::uint16_t slot;
         std::uint16_t hash;  ///< high bits of the hash, to skip most false candidates
     };
+    /// Whether the node holds the label `label` (length octet first) under `parent`.
+    [[nodiscard]] static bool holds(const Node& node, std::uint16_t parent,
+                                    const std::uint8_t* label, const std::uint8_t* out,
+                                    std::uint16_t tag) noexcept;
+    /// Puts node `n` into the index, probing from its home slot.
+    void insert(std::uint16_t n) noexcept;
+    /// Clears the index (unless it is known clear) and inserts every node.
+    void build_index() noexcept;
+
     std::array<Node, kMaxNodes> nodes_;
-    std::array<std::uint16_t, kSlots> slots_{};  ///< node index, 0 = empty
+    /// node index, 0 = empty; meaningful only while indexed_ (or all zero while slots_clear_).
+    std::array<std::uint16_t, kSlots> slots_;
     std::size_t count_ = 1;
+    bool indexed_ = false;
+    bool slots_clear_ = false;  ///< every slot is 0 (the index was used, then emptied)
 };
 
 }  // namespace moat::wire
