@@ -185,11 +185,11 @@ TEST(NameHashSet, KeysSharingTheirTopBitsAreAllFound) {
     // Every key in one directory bucket: the scan within a bucket, not the directory, decides.
     NameHashSet::Builder b(true);
     std::vector<std::uint64_t> keys;
-    for (std::uint64_t i = 1; i <= 40; ++i) {
+    for (std::uint64_t i = 40; i >= 1; --i) {  // descending: added out of order
         keys.push_back((std::uint64_t{0xAB} << 56U) | (i * 977));
     }
-    for (auto it = keys.rbegin(); it != keys.rend(); ++it) {
-        b.add(*it, 1, false, static_cast<std::uint32_t>(*it & 0xFFFF));
+    for (const std::uint64_t key : keys) {
+        b.add(key, 1, false, static_cast<std::uint32_t>(key & 0xFFFF));
     }
     const NameHashSet set = b.build(scratch_sets());
     for (const auto k : keys) {
