@@ -13,6 +13,7 @@
 #include <optional>
 #include <span>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "encrypted_pool.hpp"
@@ -56,6 +57,8 @@ public:
         }
     }
     void start();
+    /// The coalescing key (route and query after the ID) the owner files this flight under.
+    [[nodiscard]] std::string_view key() const noexcept { return key_; }
     /// Fails the query now (the owner is shutting down).
     void cancel() { finish(false, {}, {}); }
 

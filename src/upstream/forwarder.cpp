@@ -74,11 +74,12 @@ void Forwarder::forward(std::span<const std::uint8_t> query, std::size_t route, 
         asio::post(io_, [done = std::move(done)] { done(Result{}); });
         return;
     }
-    auto flight = std::make_shared<Flight>(
-        *this, io_, *pool_, *encrypted_, routes_[route], FlightSettings::of(options_),
-        std::vector<std::uint8_t>(query.begin(), query.end()), key, random_source(), stats_);
+    auto flight = std::make_shared<Flight>(*this, io_, *pool_, *encrypted_, routes_[route],
+                                           FlightSettings::of(options_),
+                                           std::vector<std::uint8_t>(query.begin(), query.end()),
+                                           std::move(key), random_source(), stats_);
     flight->add_waiter(std::move(done));
-    flights_.emplace(std::move(key), flight);
+    flights_.emplace(flight->key(), flight);
     asio::post(io_, [flight] { flight->start(); });
 }
 
@@ -98,7 +99,7 @@ void Forwarder::cancel_all() {
     }
 }
 
-void Forwarder::finished(const std::string& key) { flights_.erase(key); }
+void Forwarder::finished(std::string_view key) { flights_.erase(key); }
 
 }  // namespace moat::upstream
 

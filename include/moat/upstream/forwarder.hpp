@@ -23,6 +23,7 @@
 #include <memory>
 #include <span>
 #include <string>
+#include <string_view>
 #include <unordered_map>
 #include <vector>
 
@@ -70,12 +71,14 @@ public:
 
 private:
     friend class Flight;
-    void finished(const std::string& key);
+    void finished(std::string_view key);
 
     asio::io_context& io_;
     Options options_;
     std::vector<std::shared_ptr<RouteState>> routes_;
-    std::unordered_map<std::string, std::shared_ptr<Flight>> flights_;
+    /// Keyed by a view of the flight's own key (Flight::key()), which lives as long as the
+    /// entry holds the flight: one copy of the key per question, not two.
+    std::unordered_map<std::string_view, std::shared_ptr<Flight>> flights_;
     std::shared_ptr<Stats> stats_;
     std::unique_ptr<UdpPool> pool_;  ///< the UDP sockets every query shares (udp_pool.hpp)
     /// The DoT and DoH servers with their connections (encrypted_pool.hpp).
