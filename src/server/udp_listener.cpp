@@ -6,6 +6,7 @@
 #include <asio/post.hpp>
 #include <cerrno>
 #include <cstring>
+#include <optional>
 
 #include "moat/upstream/address.hpp"
 #include "socket_family.hpp"
@@ -19,7 +20,7 @@ UdpListener::UdpListener(asio::io_context& io, asio::ip::udp::endpoint endpoint,
       socket_(io),
       endpoint_(std::move(endpoint)),
       path_(path),
-      in_(kBatch * kInSlotBytes),
+      in_(kBatch, kInSlotBytes),
       out_(kBatch * kOutSlotBytes) {}
 
 tl::expected<void, std::string> UdpListener::start() {
@@ -89,7 +90,7 @@ void UdpListener::drain() {
         return;
     }
     for (std::size_t turn = 0; turn < kBatchesPerTurn; ++turn) {
-        const std::size_t n = receive_batch();
+        const std::size_t n = in_.receive(socket_.native_handle(), "udp");
         for (std::size_t i = 0; i < n; ++i) {
             handle(i);
         }
@@ -105,46 +106,19 @@ void UdpListener::drain() {
     asio::post(io_, [this] { drain(); });
 }
 
-std::size_t UdpListener::receive_batch() {
-    for (std::size_t i = 0; i < kBatch; ++i) {
-        in_iov_[i] = {in_.data() + i * kInSlotBytes, kInSlotBytes};
-        msghdr& h = in_msgs_[i].msg_hdr;
-        h = {};
-        h.msg_name = &in_from_[i];
-        h.msg_namelen = sizeof(sockaddr_storage);
-        h.msg_iov = &in_iov_[i];
-        h.msg_iovlen = 1;
-        in_msgs_[i].msg_len = 0;
-    }
-    const int got =
-        ::recvmmsg(socket_.native_handle(), in_msgs_.data(), kBatch, MSG_DONTWAIT, nullptr);
-    if (got < 0) {
-        if (errno != EAGAIN && errno != EWOULDBLOCK && errno != EINTR) {
-            spdlog::debug("udp: receive error: {}",
-                          std::strerror(errno));  // NOLINT(concurrency-mt-unsafe)
-        }
-        return 0;
-    }
-    return static_cast<std::size_t>(got);
-}
-
 void UdpListener::handle(std::size_t slot) {
-    const mmsghdr& m = in_msgs_[slot];
-    asio::ip::udp::endpoint from;
-    const socklen_t from_length = m.msg_hdr.msg_namelen;
-    if (from_length > from.capacity()) {
+    const std::optional<asio::ip::udp::endpoint> sender = in_.sender(slot);
+    if (!sender) {
         return;
     }
-    std::memcpy(from.data(), &in_from_[slot], from_length);
-    from.resize(from_length);
+    const asio::ip::udp::endpoint& from = *sender;
     const engine::Client client{from_asio(from.address()), from.port(), engine::Transport::udp};
-    const auto query = std::span<const std::uint8_t>(in_.data() + slot * kInSlotBytes, m.msg_len);
-    const auto handled = path_.handle(query, client, [this, from] {
+    const auto handled = path_.handle(in_.payload(slot), client, [this, from] {
         return ReplyFn(
             [this, from](std::span<const std::uint8_t> answer) { send_later(answer, from); });
     });
     if (!handled.deferred && !handled.answer.empty()) {
-        queue_answer(handled.answer, in_from_[slot], from_length);
+        queue_answer(handled.answer, in_.source(slot), in_.source_length(slot));
     }
 }
 

@@ -24,6 +24,7 @@
 
 #include "moat/core/raw_buffer.hpp"
 #include "moat/server/query_path.hpp"
+#include "moat/upstream/datagram_batch.hpp"
 
 namespace moat::server {
 
@@ -54,8 +55,6 @@ private:
     void wait_readable();
     /// Reads and answers batches until the socket is empty or the turn is used up.
     void drain();
-    /// One recvmmsg; the number of datagrams read (0 when none was waiting or on error).
-    std::size_t receive_batch();
     void handle(std::size_t slot);
     /// Queues `answer` for the next sendmmsg (or sends it alone when it does not fit a slot).
     void queue_answer(std::span<const std::uint8_t> answer, const sockaddr_storage& to,
@@ -71,11 +70,8 @@ private:
     QueryPath& path_;
     bool receiving_ = true;
 
-    RawBuffer in_;   ///< kBatch slots of kInSlotBytes
-    RawBuffer out_;  ///< kBatch slots of kOutSlotBytes
-    std::array<mmsghdr, kBatch> in_msgs_{};
-    std::array<iovec, kBatch> in_iov_{};
-    std::array<sockaddr_storage, kBatch> in_from_{};
+    upstream::DatagramBatch in_;  ///< kBatch slots of kInSlotBytes
+    RawBuffer out_;               ///< kBatch slots of kOutSlotBytes
     std::array<mmsghdr, kBatch> out_msgs_{};
     std::array<iovec, kBatch> out_iov_{};
     std::array<sockaddr_storage, kBatch> out_to_{};

@@ -6,7 +6,7 @@
 #include <algorithm>
 #include <asio/post.hpp>
 #include <cerrno>
-#include <cstring>
+#include <optional>
 
 #include "moat/core/bytes.hpp"
 
@@ -205,7 +205,7 @@ void UdpPool::receive(const std::shared_ptr<Socket>& s) {
 
 void UdpPool::drain(const std::shared_ptr<Socket>& s) {
     for (std::size_t turn = 0; turn < kBatchesPerTurn; ++turn) {
-        const std::size_t n = receive_batch(*s);
+        const std::size_t n = in_.receive(s->socket.native_handle(), "upstream");
         for (std::size_t i = 0; i < n && !s->closed; ++i) {
             dispatch(*s, i);  // a sink may retire and so close the socket
         }
@@ -227,51 +227,23 @@ void UdpPool::drain(const std::shared_ptr<Socket>& s) {
     });
 }
 
-std::size_t UdpPool::receive_batch(Socket& s) {
-    for (std::size_t i = 0; i < kReceiveBatch; ++i) {
-        in_iov_[i] = {in_.data() + i * kBufferBytes, kBufferBytes};
-        msghdr& h = in_msgs_[i].msg_hdr;
-        h = {};
-        h.msg_name = &in_from_[i];
-        h.msg_namelen = sizeof(sockaddr_storage);
-        h.msg_iov = &in_iov_[i];
-        h.msg_iovlen = 1;
-        in_msgs_[i].msg_len = 0;
-    }
-    const int got =
-        ::recvmmsg(s.socket.native_handle(), in_msgs_.data(), kReceiveBatch, MSG_DONTWAIT, nullptr);
-    if (got < 0) {
-        if (errno != EAGAIN && errno != EWOULDBLOCK && errno != EINTR) {
-            spdlog::debug("upstream: receive error: {}",
-                          std::strerror(errno));  // NOLINT(concurrency-mt-unsafe)
-        }
-        return 0;
-    }
-    return static_cast<std::size_t>(got);
-}
-
 void UdpPool::dispatch(Socket& s, std::size_t slot) {
-    const mmsghdr& m = in_msgs_[slot];
-    const std::size_t n = m.msg_len;
-    const std::uint8_t* bytes = in_.data() + slot * kBufferBytes;
-    asio::ip::udp::endpoint from;
-    const socklen_t from_length = m.msg_hdr.msg_namelen;
-    if (n < 2 || (m.msg_hdr.msg_flags & MSG_TRUNC) != 0 || from_length > from.capacity()) {
+    const std::span<const std::uint8_t> reply = in_.payload(slot);
+    const std::optional<asio::ip::udp::endpoint> from = in_.sender(slot);
+    if (reply.size() < 2 || in_.truncated(slot) || !from) {
         // Too short to carry an ID, or longer than any answer to our EDNS size: junk.
         Stats::bump(stats_->ignored);
         return;
     }
-    std::memcpy(from.data(), &in_from_[slot], from_length);
-    from.resize(from_length);
-    const auto it = s.waiting.find(load_u16(bytes));
+    const auto it = s.waiting.find(load_u16(reply.data()));
     if (it == s.waiting.end()) {
         Stats::bump(stats_->ignored);
         spdlog::debug("upstream: ignored a datagram from {}:{} with an ID nobody waits for",
-                      from.address().to_string(), from.port());
+                      from->address().to_string(), from->port());
         return;
     }
     // The sink may cancel (and so erase) itself during the call.
-    it->second->on_datagram(std::span<const std::uint8_t>(bytes, n), from);
+    it->second->on_datagram(reply, *from);
 }
 
 }  // namespace moat::upstream

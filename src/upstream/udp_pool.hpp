@@ -18,8 +18,6 @@
 // One event loop thread only, like the Forwarder that owns it.
 #pragma once
 
-#include <sys/socket.h>
-
 #include <array>
 #include <asio/io_context.hpp>
 #include <asio/ip/udp.hpp>
@@ -31,7 +29,7 @@
 #include <unordered_map>
 #include <vector>
 
-#include "moat/core/raw_buffer.hpp"
+#include "moat/upstream/datagram_batch.hpp"
 #include "moat/upstream/stats.hpp"
 #include "random_source.hpp"
 
@@ -98,8 +96,6 @@ private:
     /// Waits until `s` is readable, then drains it.
     void receive(const std::shared_ptr<Socket>& s);
     void drain(const std::shared_ptr<Socket>& s);
-    /// Reads up to kReceiveBatch datagrams from `s` into the slots; how many arrived.
-    std::size_t receive_batch(Socket& s);
     void dispatch(Socket& s, std::size_t slot);
     void retire(const std::shared_ptr<Socket>& s) noexcept;
     void close_if_idle_and_retired(Socket& s) noexcept;
@@ -118,10 +114,7 @@ private:
     /// Sockets with queued queries; a flush is posted when the first one is queued.
     std::vector<std::shared_ptr<Socket>> queued_;
     /// The receive slots, shared by every socket: a batch is dispatched before the next is read.
-    RawBuffer in_{kReceiveBatch * kBufferBytes};
-    std::array<mmsghdr, kReceiveBatch> in_msgs_{};
-    std::array<iovec, kReceiveBatch> in_iov_{};
-    std::array<sockaddr_storage, kReceiveBatch> in_from_{};
+    DatagramBatch in_{kReceiveBatch, kBufferBytes};
     /// Posted flushes hold a weak reference: a pool destroyed first makes them do nothing.
     std::shared_ptr<UdpPool*> self_ = std::make_shared<UdpPool*>(this);
 };

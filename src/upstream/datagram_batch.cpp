@@ -1,0 +1,52 @@
+#include "moat/upstream/datagram_batch.hpp"
+
+#include <spdlog/spdlog.h>
+
+#include <cerrno>
+#include <cstring>
+
+namespace moat::upstream {
+
+DatagramBatch::DatagramBatch(std::size_t slots, std::size_t slot_bytes)
+    : slot_bytes_(slot_bytes),
+      bytes_(slots * slot_bytes),
+      messages_(slots),
+      vectors_(slots),
+      sources_(slots) {}
+
+std::size_t DatagramBatch::receive(int fd, std::string_view who) {
+    for (std::size_t i = 0; i < messages_.size(); ++i) {
+        // Reset every time: the kernel overwrites the name length and flags of each message.
+        vectors_[i] = {bytes_.data() + i * slot_bytes_, slot_bytes_};
+        msghdr& h = messages_[i].msg_hdr;
+        h = {};
+        h.msg_name = &sources_[i];
+        h.msg_namelen = sizeof(sockaddr_storage);
+        h.msg_iov = &vectors_[i];
+        h.msg_iovlen = 1;
+        messages_[i].msg_len = 0;
+    }
+    const int got = ::recvmmsg(fd, messages_.data(), static_cast<unsigned>(messages_.size()),
+                               MSG_DONTWAIT, nullptr);
+    if (got < 0) {
+        if (errno != EAGAIN && errno != EWOULDBLOCK && errno != EINTR) {
+            spdlog::debug("{}: receive error: {}", who,
+                          std::strerror(errno));  // NOLINT(concurrency-mt-unsafe)
+        }
+        return 0;
+    }
+    return static_cast<std::size_t>(got);
+}
+
+std::optional<asio::ip::udp::endpoint> DatagramBatch::sender(std::size_t i) const {
+    asio::ip::udp::endpoint from;
+    const socklen_t length = source_length(i);
+    if (length > from.capacity()) {
+        return std::nullopt;
+    }
+    std::memcpy(from.data(), &sources_[i], length);
+    from.resize(length);
+    return from;
+}
+
+}  // namespace moat::upstream
