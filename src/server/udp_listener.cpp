@@ -191,7 +191,7 @@ void UdpListener::send(std::span<const std::uint8_t> answer, const asio::ip::udp
     }
     std::error_code ec;
     socket_.send_to(asio::buffer(answer.data(), answer.size()), to, 0, ec);
-    if (ec) {
+    if (ec && spdlog::should_log(spdlog::level::debug)) {  // the text is built before the check
         spdlog::debug("udp: cannot answer {}: {}", to.address().to_string(), ec.message());
     }
 }

@@ -238,8 +238,12 @@ void UdpPool::dispatch(Socket& s, std::size_t slot) {
     const auto it = s.waiting.find(load_u16(reply.data()));
     if (it == s.waiting.end()) {
         Stats::bump(stats_->ignored);
-        spdlog::debug("upstream: ignored a datagram from {}:{} with an ID nobody waits for",
-                      from->address().to_string(), from->port());
+        // Guarded: the address is formatted before spdlog looks at the level, and a flood of
+        // stray datagrams would pay for that text with debug logging off.
+        if (spdlog::should_log(spdlog::level::debug)) {
+            spdlog::debug("upstream: ignored a datagram from {}:{} with an ID nobody waits for",
+                          from->address().to_string(), from->port());
+        }
         return;
     }
     // The sink may cancel (and so erase) itself during the call.
