@@ -7,6 +7,7 @@
 
 #include "answers.hpp"
 #include "memory.hpp"
+#include "memory_floor.hpp"
 #include "moat/cache/cache.hpp"
 #include "moat/core/clock.hpp"
 #include "moat/wire/message_builder.hpp"
@@ -163,6 +164,7 @@ void run_cache(const Options& options, Report& report) {
         to_mib(static_cast<double>(filled.bytes)), static_cast<unsigned long long>(filled.entries),
         static_cast<double>(filled.bytes) / static_cast<double>(filled.entries),
         mib_text(loaded.raw.rss_mib).c_str(), mib_text(loaded.trimmed.rss_mib).c_str()));
+    report_read_floor(report, "cache", static_cast<double>(filled.bytes));
     report.timing_target("cache", f.hit.p95_us <= kHitP95LimitUs,
                          format("hit p95 %.3f us <= %.2f us", f.hit.p95_us, kHitP95LimitUs));
 }

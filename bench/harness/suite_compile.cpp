@@ -13,6 +13,7 @@
 
 #include "blocklist.hpp"
 #include "memory.hpp"
+#include "memory_floor.hpp"
 #include "moat/filter/compiler.hpp"
 #include "suites.hpp"
 
@@ -185,6 +186,10 @@ void run_compile(const Options& options, Report& report) {
                static_cast<unsigned long long>(last.entries), lines,
                static_cast<unsigned long long>(last.invalid), last.name_rules,
                to_mib(static_cast<double>(text_bytes))));
+    // The builder's columns: an 8-byte key, a 2-byte list and a 4-byte line per rule.
+    constexpr std::size_t kBuilderBytesPerRule = 14;
+    report_write_floor(report, "the builder's columns for these rules",
+                       static_cast<std::size_t>(last.entries) * kBuilderBytesPerRule);
     for (const auto& [m, how] : {std::pair{&declared, "declared"}, {&detected, "detected"}}) {
         report.timing_target("compile", m->median_rate >= kLinesPerSecondLimit,
                              format("%.2fM lines/s, format %s (median of %d) >= %.0fM lines/s",

@@ -7,6 +7,7 @@
 
 #include "blocklist.hpp"
 #include "memory.hpp"
+#include "memory_floor.hpp"
 #include "queries.hpp"
 #include "suites.hpp"
 
@@ -166,6 +167,7 @@ void run_filter(const Options& options, Report& report) {
                mib_text(before.rss_mib).c_str(), mib_text(loaded.raw.rss_mib).c_str(),
                mib_text(loaded.trimmed.rss_mib).c_str()));
 
+    report_read_floor(report, "filter", bytes);
     report.timing_target("filter", f.all.p95_us <= kP95LimitUs,
                          format("p95 %.3f us <= %.2f us", f.all.p95_us, kP95LimitUs));
     const bool judged = domains == kTargetDomains;

@@ -1,0 +1,44 @@
+// What one random read in a table of a given size costs on this machine: once the table outgrows
+// the CPU's caches, the floor under any lookup whose data is cold. The filter and cache suites
+// print it beside their p95 targets, so a target below the floor reads as what it is (a lookup in
+// a table of many megabytes needs at least one such read) rather than as a slow structure.
+//
+// The compile suite prints the other floor of a rebuild: what writing fresh pages costs. On a
+// virtual machine the first write to a page can cost microseconds even after the kernel was
+// asked to populate it, and a rebuild writes every page of its tables for the first time.
+//
+// Reads are measured as a walk of dependent loads (each address read from the last) over a random
+// cycle of every cache line of the table, on huge pages where the kernel grants them, as the
+// filter's finished tables are: no two loads overlap, so each costs a full trip to wherever the
+// line is (memory, for a table larger than the caches) and the page walk that goes with it.
+#pragma once
+
+#include <cstddef>
+#include <string_view>
+
+#include "report.hpp"
+
+namespace moat::bench {
+
+/// Nanoseconds per dependent random read in a table of `bytes` (rounded up to 2 MiB), median of
+/// three walks of `steps` reads each. The table is mapped, used and unmapped here.
+[[nodiscard]] double dependent_read_ns(std::size_t bytes, std::size_t steps = 300'000);
+
+/// Milliseconds to make `bytes` of fresh anonymous memory ready and write it, median of three:
+/// the pages populated in one call (MADV_POPULATE_WRITE, as the filter's builder does), their
+/// first write, and a second write of the same pages.
+struct WriteCosts {
+    double populate_ms = 0;
+    double first_write_ms = 0;
+    double second_write_ms = 0;
+};
+[[nodiscard]] WriteCosts fresh_page_write_costs(std::size_t bytes);
+
+/// Prints the floor for a structure of `bytes`:
+///   "floor: one random read in a table of 12.5 MiB (the filter structure's size) costs 144 ns
+///    on this machine (a dependent walk)"
+void report_read_floor(Report& report, std::string_view suite, double bytes);
+/// Prints what writing `bytes` of fresh pages costs (fresh_page_write_costs), for `what`.
+void report_write_floor(Report& report, std::string_view what, std::size_t bytes);
+
+}  // namespace moat::bench
