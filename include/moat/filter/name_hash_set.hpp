@@ -54,9 +54,10 @@ public:
 
     // A lookup in three steps, for callers that look up several hashes at once (the suffixes
     // of a query name): prefetch() every directory word, then probe() every bucket, which also
-    // prefetches its keys, then find_in() each. The cache misses of all the lookups then
-    // overlap instead of queuing one after another (two rounds of memory latency, not two per
-    // suffix).
+    // prefetches its keys and their payload, then find_in() each. The cache misses of all the
+    // lookups then overlap instead of queuing one after another (two rounds of memory latency,
+    // not two per suffix, and a match's list and line arrive with its key instead of a round
+    // later).
 
     /// Asks the CPU to fetch the directory word of `hash`.
     void prefetch(std::uint64_t hash) const noexcept {
@@ -70,7 +71,8 @@ public:
         std::uint32_t begin;
         std::uint32_t end;
     };
-    /// Reads the directory for `hash` and asks the CPU to fetch the first of its keys.
+    /// Reads the directory for `hash` and asks the CPU to fetch the first of its keys, and the
+    /// list and line words beside them.
     [[nodiscard]] Probe probe(std::uint64_t hash) const noexcept {
         if (directory_.empty()) {
             return {0, 0};
@@ -78,6 +80,14 @@ public:
         const std::size_t bucket = bucket_of(hash);
         const Probe p{directory_[bucket], directory_[bucket + 1]};
         __builtin_prefetch(keys_.address(p.begin));
+        if (p.begin < p.end) {
+            // The payload of a match too, in the same round as the keys: a blocked verdict
+            // reads its list and line, which otherwise wait for the key compare.
+            __builtin_prefetch(&meta_[p.begin]);
+            if (!lines_.empty()) {
+                __builtin_prefetch(&lines_[p.begin]);
+            }
+        }
         return p;
     }
     /// Index of `hash` within a probe of it, or kNotFound.
