@@ -88,37 +88,35 @@ def require_shared(*relative: str) -> Path:
 _used_ports: set[int] = set()
 
 
-def free_port() -> int:
-    """A port on 127.0.0.1 that is free for both UDP and TCP right now."""
-    for _ in range(100):
-        tcp = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
-        udp = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
-        try:
-            tcp.bind((LOOPBACK, 0))
-            port = tcp.getsockname()[1]
-            if port in _used_ports:
-                continue
-            try:
-                udp.bind((LOOPBACK, port))
-            except OSError:
-                continue
-            _used_ports.add(port)
-            return port
-        finally:
-            tcp.close()
-            udp.close()
-    raise RuntimeError("no free port on 127.0.0.1 after 100 tries")
+def _own_ports() -> range:
+    """The ports this test process hands out: below the ephemeral range, which the kernel never
+    gives to a socket bound to port 0, in a slice of its own for each pytest-xdist worker (gw0,
+    gw1, ...). A port from the ephemeral range could be taken between the choice and the bind by
+    any client or server of a parallel test binding port 0, and a daemon would then fail to
+    listen while the test talked to that other test's server (seen once under ThreadSanitizer,
+    whose slow start widens the window)."""
+    low, high = (int(v) for v in
+                 Path("/proc/sys/net/ipv4/ip_local_port_range").read_text().split()[:2])
+    # The larger room outside the ephemeral range: below it (clear of the lowest ports, where
+    # system services listen) or above it.
+    start, stop = max((1024 + (low - 1024) // 8, low), (high + 1, 65536),
+                      key=lambda r: r[1] - r[0])
+    workers = max(1, int(os.environ.get("PYTEST_XDIST_WORKER_COUNT", "1")))
+    worker = os.environ.get("PYTEST_XDIST_WORKER", "gw0").removeprefix("gw")
+    index = int(worker) % workers if worker.isdigit() else 0
+    size = (stop - start) // workers
+    if size < 500:
+        raise RuntimeError(f"ephemeral ports {low}-{high} leave too few for the tests' servers")
+    return range(start + index * size, start + (index + 1) * size)
 
 
-def closed_port() -> int:
-    """A port on 127.0.0.1 that nothing listens on and that the kernel never hands out to a
-    socket bound to port 0: below the ephemeral range. A datagram sent there is refused (ICMP
-    port unreachable) for the whole test; a port from free_port() could meanwhile become some
-    client's ephemeral port and receive what was meant to be refused."""
-    low = int(Path("/proc/sys/net/ipv4/ip_local_port_range").read_text().split()[0])
+def _bindable_port(purpose: str) -> int:
+    """A port of _own_ports() that binds for both UDP and TCP right now and was never handed out
+    before in this session (a stopped daemon keeps its port for a restart)."""
+    ports = _own_ports()
     rng = random.Random()
-    for _ in range(100):
-        port = rng.randrange(max(1024, low - 8000), low)
+    for _ in range(200):
+        port = rng.randrange(ports.start, ports.stop)
         if port in _used_ports:
             continue
         tcp = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
@@ -133,7 +131,20 @@ def closed_port() -> int:
             udp.close()
         _used_ports.add(port)
         return port
-    raise RuntimeError("no closed port below the ephemeral range after 100 tries")
+    raise RuntimeError(f"no {purpose} port in {ports.start}-{ports.stop - 1} after 200 tries")
+
+
+def free_port() -> int:
+    """A port on 127.0.0.1 that is free for both UDP and TCP and that no other test can take
+    before the caller binds it (_own_ports)."""
+    return _bindable_port("free")
+
+
+def closed_port() -> int:
+    """A port on 127.0.0.1 that nothing listens on for the whole test: a datagram sent there is
+    refused (ICMP port unreachable). From _own_ports(), so no client's ephemeral port becomes it
+    and receives what was meant to be refused."""
+    return _bindable_port("closed")
 
 
 def wait_until(predicate: Callable[[], Any], timeout: float, interval: float = 0.05) -> Any:
