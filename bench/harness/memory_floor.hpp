@@ -25,8 +25,8 @@ namespace moat::bench {
 [[nodiscard]] double dependent_read_ns(std::size_t bytes, std::size_t steps = 300'000);
 
 /// Milliseconds to make `bytes` of fresh anonymous memory ready and write it, median of three:
-/// the pages populated in one call (MADV_POPULATE_WRITE, as the filter's builder does), their
-/// first write, and a second write of the same pages.
+/// the pages mapped and populated in one call by the filter builder's own functions
+/// (filter::mapping), their first write, and a second write of the same pages.
 struct WriteCosts {
     double populate_ms = 0;
     double first_write_ms = 0;
