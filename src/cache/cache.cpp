@@ -50,12 +50,13 @@ void Cache::prefetch(const CacheKey& key) const noexcept {
 
 tl::expected<void, Errc> Cache::insert(const CacheKey& key, std::span<const std::uint8_t> answer) {
     Shard& shard = shard_for(key.hash());
-    auto prepared = prepare_answer(key, answer, options_);
-    if (!prepared) {
+    // Per thread and reused: preparing takes nothing from the heap once its vectors have grown.
+    thread_local PreparedAnswer prepared;
+    if (auto ok = prepare_answer(key, answer, options_, prepared); !ok) {
         shard.count_rejected();
-        return tl::unexpected(prepared.error());
+        return tl::unexpected(ok.error());
     }
-    return shard.insert(key, std::move(*prepared));
+    return shard.insert(key, prepared);
 }
 
 void Cache::flush() noexcept {

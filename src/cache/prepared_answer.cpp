@@ -15,9 +15,8 @@ namespace {
 /// Octets between a record's TTL field and its RDATA: the TTL itself and RDLENGTH.
 constexpr std::size_t kTtlToRdata = 6;
 
+/// What the walk over the records found; the TTL offsets go straight into the caller's vector.
 struct Walk {
-    std::vector<std::uint16_t> offsets;
-    std::vector<std::uint32_t> ttls;       ///< the TTL of each record at offsets[i], sanitised
     std::optional<std::uint32_t> soa_ttl;  ///< min(SOA TTL, SOA MINIMUM) from the authority
     std::size_t answers = 0;               ///< non-OPT records in the answer section
     bool extended_rcode = false;           ///< OPT carries upper rcode bits
@@ -26,16 +25,18 @@ struct Walk {
 /// RFC 2181 §8: a TTL with the top bit set is treated as zero.
 std::uint32_t sanitise(std::uint32_t ttl) noexcept { return (ttl & 0x80000000U) != 0 ? 0 : ttl; }
 
-tl::expected<Walk, Errc> walk_records(const wire::MessageView& view) {
+/// Fills `offsets` with the offset of every record's TTL field (OPT aside).
+tl::expected<Walk, Errc> walk_records(const wire::MessageView& view,
+                                      std::vector<std::uint16_t>& offsets) {
     Walk walk;
+    offsets.clear();
     auto records = view.records();
     for (const wire::RecordView& rr : records) {
         if (rr.type == wire::RrType::opt) {
             walk.extended_rcode = walk.extended_rcode || (rr.ttl >> 24U) != 0;
             continue;
         }
-        walk.offsets.push_back(static_cast<std::uint16_t>(rr.rdata_offset - kTtlToRdata));
-        walk.ttls.push_back(sanitise(rr.ttl));
+        offsets.push_back(static_cast<std::uint16_t>(rr.rdata_offset - kTtlToRdata));
         if (rr.section == wire::Section::answer) {
             ++walk.answers;
         } else if (rr.section == wire::Section::authority && rr.type == wire::RrType::soa) {
@@ -76,9 +77,8 @@ tl::expected<void, Errc> check_header(const CacheKey& key, const wire::MessageVi
 
 }  // namespace
 
-tl::expected<PreparedAnswer, Errc> prepare_answer(const CacheKey& key,
-                                                  std::span<const std::uint8_t> answer,
-                                                  const Options& options) {
+tl::expected<void, Errc> prepare_answer(const CacheKey& key, std::span<const std::uint8_t> answer,
+                                        const Options& options, PreparedAnswer& prepared) {
     if (answer.size() > wire::kMaxMessageSize) {
         return tl::unexpected(Errc::malformed);
     }
@@ -89,7 +89,7 @@ tl::expected<PreparedAnswer, Errc> prepare_answer(const CacheKey& key,
     if (auto checked = check_header(key, *view); !checked) {
         return tl::unexpected(checked.error());
     }
-    auto walk = walk_records(*view);
+    auto walk = walk_records(*view, prepared.ttl_offsets);
     if (!walk) {
         return tl::unexpected(walk.error());
     }
@@ -97,7 +97,6 @@ tl::expected<PreparedAnswer, Errc> prepare_answer(const CacheKey& key,
         return tl::unexpected(Errc::uncacheable_rcode);
     }
 
-    PreparedAnswer prepared;
     prepared.negative =
         static_cast<wire::Rcode>(view->header().rcode_low()) == wire::Rcode::nxdomain ||
         walk->answers == 0;
@@ -112,19 +111,19 @@ tl::expected<PreparedAnswer, Errc> prepare_answer(const CacheKey& key,
     }
 
     prepared.bytes.assign(answer.begin(), answer.end());
-    prepared.ttl_offsets = std::move(walk->offsets);
     std::uint32_t lifetime = cap;
-    for (std::size_t i = 0; i < prepared.ttl_offsets.size(); ++i) {
+    for (const std::uint16_t offset : prepared.ttl_offsets) {
+        std::uint8_t* const field = prepared.bytes.data() + offset;
         const std::uint32_t ttl =
-            std::min(std::clamp(walk->ttls[i], options.min_ttl, max_ttl), cap);
-        store_u32(prepared.bytes.data() + prepared.ttl_offsets[i], ttl);
+            std::min(std::clamp(sanitise(load_u32(field)), options.min_ttl, max_ttl), cap);
+        store_u32(field, ttl);
         lifetime = std::min(lifetime, ttl);
     }
     if (lifetime == 0) {
         return tl::unexpected(Errc::zero_ttl);
     }
     prepared.lifetime = lifetime;
-    return prepared;
+    return {};
 }
 
 }  // namespace moat::cache

@@ -17,6 +17,8 @@
 
 namespace moat::cache {
 
+/// Filled by prepare_answer(); one per thread is reused, so its vectors keep their capacity and
+/// an insert takes nothing from the heap but the entry it stores.
 struct PreparedAnswer {
     std::vector<std::uint8_t> bytes;         ///< the answer, TTLs clamped
     std::vector<std::uint16_t> ttl_offsets;  ///< offset of each TTL field in bytes (no OPT)
@@ -24,9 +26,9 @@ struct PreparedAnswer {
     bool negative = false;                   ///< NXDOMAIN or NODATA
 };
 
-/// Checks `answer` against the caching rules (see docs/cache.md) and prepares it for `key`.
-tl::expected<PreparedAnswer, Errc> prepare_answer(const CacheKey& key,
-                                                  std::span<const std::uint8_t> answer,
-                                                  const Options& options);
+/// Checks `answer` against the caching rules (see docs/cache.md) and prepares it for `key` in
+/// `out` (whatever it held is replaced).
+tl::expected<void, Errc> prepare_answer(const CacheKey& key, std::span<const std::uint8_t> answer,
+                                        const Options& options, PreparedAnswer& out);
 
 }  // namespace moat::cache

@@ -107,7 +107,7 @@ bool Shard::dead(const Entry& entry, Clock::time_point now) const noexcept {
            age - entry.lifetime >= std::chrono::seconds(options_.max_stale_age);
 }
 
-tl::expected<void, Errc> Shard::insert(const CacheKey& key, PreparedAnswer&& prepared) {
+tl::expected<void, Errc> Shard::insert(const CacheKey& key, const PreparedAnswer& prepared) {
     const Clock::time_point now = clock_.now();
     const auto name = key.name();
     const std::span<const std::uint16_t> offsets = prepared.ttl_offsets;

@@ -100,7 +100,7 @@ public:
     tl::expected<Hit, Errc> lookup(const CacheKey& key, std::uint16_t id,
                                    std::span<std::uint8_t> out, LookupMode mode,
                                    Clock::time_point now) noexcept;
-    tl::expected<void, Errc> insert(const CacheKey& key, PreparedAnswer&& prepared);
+    tl::expected<void, Errc> insert(const CacheKey& key, const PreparedAnswer& prepared);
     void count_rejected() noexcept { rejected_.fetch_add(1, std::memory_order_relaxed); }
     /// Prefetches the index slot of `hash` from the hints publish_gauges() leaves (no lock).
     void prefetch(std::uint64_t hash) const noexcept {

@@ -6,6 +6,7 @@
 #include <asio/connect.hpp>
 #include <asio/read.hpp>
 #include <asio/write.hpp>
+#include <cstring>
 #include <utility>
 
 #include "moat/core/bytes.hpp"
@@ -22,26 +23,36 @@ std::chrono::microseconds micros_since(std::chrono::steady_clock::time_point t) 
 
 }  // namespace
 
+void write_flight_key(std::span<const std::uint8_t> query, std::size_t route,
+                      std::span<std::uint8_t> out) noexcept {
+    std::copy(query.begin(), query.end(), out.begin());
+    std::memcpy(out.data() + query.size(), &route, kRouteOctets);
+}
+
 Flight::Flight(Forwarder& owner, asio::io_context& io, UdpPool& pool, EncryptedPool& encrypted,
-               std::shared_ptr<RouteState> route, FlightSettings settings,
-               std::vector<std::uint8_t> query, std::string key, RandomSource& random,
-               std::shared_ptr<Stats> stats)
-    : owner_(&owner),
+               std::shared_ptr<RouteState> route, std::size_t route_index, FlightSettings settings,
+               std::span<const std::uint8_t> query, std::shared_ptr<FlightMemory> memory,
+               RandomSource& random, std::shared_ptr<Stats> stats)
+    : memory_(std::move(memory)),
+      owner_(&owner),
       io_(io),
       pool_(pool),
       encrypted_(encrypted),
       route_(std::move(route)),
       settings_(settings),
-      query_(std::move(query)),
-      key_(std::move(key)),
+      keyed_query_(query.size() + kRouteOctets, FlightAllocator(memory_.get())),
       random_(random),
       stats_(std::move(stats)),
+      order_(FlightAllocator(memory_.get())),
       total_timer_(io),
-      attempt_timer_(io) {}
+      attempt_timer_(io),
+      udp_(FlightAllocator(memory_.get())) {
+    write_flight_key(query, route_index, keyed_query_);
+}
 
 Flight::~Flight() {
-    for (auto& a : udp_) {
-        close(*a);  // after finish() there is nothing left to cancel
+    for (UdpAttempt& a : udp_) {
+        close(a);  // after finish() there is nothing left to cancel
     }
 }
 
@@ -49,19 +60,19 @@ void Flight::start() {
     if (done_) {
         return;
     }
-    order_ = route_->order(settings_.strategy, random_, Clock::now());
+    route_->order(settings_.strategy, random_, Clock::now(), order_);
     total_timer_.expires_after(settings_.total_timeout);
-    total_timer_.async_wait([self = shared_from_this()](const std::error_code& ec) {
+    total_timer_.async_wait(pooled([self = shared_from_this()](const std::error_code& ec) {
         if (!ec && !self->done_) {
             spdlog::debug("upstream: total timeout for a query");
             self->finish(false, {}, {});
         }
-    });
+    }));
     next_attempt();
 }
 
 std::vector<std::uint8_t> Flight::with_new_id() {
-    std::vector<std::uint8_t> q = query_;
+    std::vector<std::uint8_t> q(query().begin(), query().end());
     store_u16(q.data(), random_.next_u16());
     return q;
 }
@@ -82,7 +93,7 @@ void Flight::arm_attempt_timer() {
     const bool hedging = settings_.strategy == Strategy::hedge && next_ < order_.size();
     attempt_timer_.expires_after(attempt_delay(hedging));
     attempt_timer_.async_wait(
-        [self = shared_from_this(), generation, hedging](const std::error_code& ec) {
+        pooled([self = shared_from_this(), generation, hedging](const std::error_code& ec) {
             if (ec || self->done_ || generation != self->timer_generation_) {
                 return;
             }
@@ -99,7 +110,7 @@ void Flight::arm_attempt_timer() {
                 self->current_server_, Clock::now(),
                 std::chrono::duration_cast<std::chrono::microseconds>(self->settings_.timeout));
             self->next_attempt();
-        });
+        }));
 }
 
 void Flight::next_attempt() {
@@ -122,18 +133,18 @@ void Flight::next_attempt() {
 
 bool Flight::start_udp(std::size_t server) {
     const ServerAddress& addr = route_->servers()[server].address;
-    auto a = std::make_unique<UdpAttempt>(*this, server);
-    a->server = {to_asio(addr.address), addr.port};
-    a->sent = query_;  // the pool writes the ID
-    a->started = Clock::now();
-    if (const std::error_code ec = pool_.send(a->server, a->sent, *a, a->ticket)) {
+    UdpAttempt& a = udp_.emplace_back(*this, server, FlightAllocator(memory_.get()));
+    a.server = {to_asio(addr.address), addr.port};
+    a.sent.assign(query().begin(), query().end());  // the pool writes the ID
+    a.started = Clock::now();
+    if (const std::error_code ec = pool_.send(a.server, a.sent, a, a.ticket)) {
         spdlog::debug("upstream: cannot send to {}: {}", route_->servers()[server].text,
                       ec.message());
+        udp_.pop_back();
         return false;
     }
     Stats::bump(stats_->sent);
     route_->sent(server);
-    udp_.push_back(std::move(a));
     return true;
 }
 
@@ -335,8 +346,8 @@ void Flight::finish(bool ok, std::span<const std::uint8_t> reply, const std::str
     auto keep_alive = shared_from_this();
     total_timer_.cancel();
     attempt_timer_.cancel();
-    for (auto& a : udp_) {
-        close(*a);
+    for (UdpAttempt& a : udp_) {
+        close(a);
     }
     for (auto& a : tcp_) {
         a->open = false;
@@ -347,7 +358,7 @@ void Flight::finish(bool ok, std::span<const std::uint8_t> reply, const std::str
     Callback first = std::exchange(first_waiter_, nullptr);
     std::vector<Callback> more = std::move(more_waiters_);
     if (owner_ != nullptr) {
-        owner_->finished(key_);
+        owner_->finished(key());
         owner_ = nullptr;
     }
     const Result result{ok, reply, server};

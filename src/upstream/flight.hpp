@@ -3,13 +3,16 @@
 #pragma once
 
 #include <array>
+#include <asio/bind_allocator.hpp>
 #include <asio/io_context.hpp>
 #include <asio/ip/tcp.hpp>
 #include <asio/ip/udp.hpp>
 #include <asio/steady_timer.hpp>
 #include <chrono>
 #include <cstdint>
+#include <list>
 #include <memory>
+#include <memory_resource>
 #include <optional>
 #include <span>
 #include <string>
@@ -17,6 +20,7 @@
 #include <vector>
 
 #include "encrypted_pool.hpp"
+#include "flight_memory.hpp"
 #include "moat/upstream/forwarder.hpp"
 #include "random_source.hpp"
 #include "route_state.hpp"
@@ -37,12 +41,25 @@ struct FlightSettings {
     }
 };
 
+/// The coalescing key of a query on a route: every octet of the query after the ID, then the
+/// route's number. Written into `out` (query.size() + kRouteOctets octets); flight_key() views it.
+void write_flight_key(std::span<const std::uint8_t> query, std::size_t route,
+                      std::span<std::uint8_t> out) noexcept;
+inline constexpr std::size_t kRouteOctets = sizeof(std::size_t);
+/// The key within what write_flight_key() wrote: the ID's two octets left out.
+[[nodiscard]] inline std::string_view flight_key(std::span<const std::uint8_t> written) noexcept {
+    return {reinterpret_cast<const char*>(written.data()) + 2, written.size() - 2};
+}
+
+/// Made with std::allocate_shared and a SharedPoolAllocator of `memory`, and allocating
+/// everything it holds from there too (flight_memory.hpp).
 class Flight : public std::enable_shared_from_this<Flight> {
 public:
+    /// `query` is at least a header long.
     Flight(Forwarder& owner, asio::io_context& io, UdpPool& pool, EncryptedPool& encrypted,
-           std::shared_ptr<RouteState> route, FlightSettings settings,
-           std::vector<std::uint8_t> query, std::string key, RandomSource& random,
-           std::shared_ptr<Stats> stats);
+           std::shared_ptr<RouteState> route, std::size_t route_index, FlightSettings settings,
+           std::span<const std::uint8_t> query, std::shared_ptr<FlightMemory> memory,
+           RandomSource& random, std::shared_ptr<Stats> stats);
 
     ~Flight();
     Flight(const Flight&) = delete;
@@ -57,8 +74,8 @@ public:
         }
     }
     void start();
-    /// The coalescing key (route and query after the ID) the owner files this flight under.
-    [[nodiscard]] std::string_view key() const noexcept { return key_; }
+    /// The coalescing key (write_flight_key) the owner files this flight under.
+    [[nodiscard]] std::string_view key() const noexcept { return flight_key(keyed_query_); }
     /// Fails the query now (the owner is shutting down).
     void cancel() { finish(false, {}, {}); }
 
@@ -67,7 +84,8 @@ private:
 
     /// One UDP query to one server, on a socket of the pool.
     struct UdpAttempt final : ReplySink {
-        UdpAttempt(Flight& f, std::size_t index) : flight(f), server_index(index) {}
+        UdpAttempt(Flight& f, std::size_t index, FlightAllocator memory)
+            : flight(f), server_index(index), sent(memory) {}
         void on_datagram(std::span<const std::uint8_t> reply,
                          const asio::ip::udp::endpoint& from) override {
             flight.on_datagram(*this, reply, from);
@@ -78,7 +96,7 @@ private:
         Flight& flight;
         asio::ip::udp::endpoint server;
         std::size_t server_index = 0;
-        std::vector<std::uint8_t> sent;
+        std::pmr::vector<std::uint8_t> sent;  ///< the query with this attempt's ID
         UdpPool::Ticket ticket;
         Clock::time_point started;
         bool open = true;
@@ -114,26 +132,38 @@ private:
     void arm_attempt_timer();
     std::vector<std::uint8_t> with_new_id();
     void finish(bool ok, std::span<const std::uint8_t> reply, const std::string& server);
+    /// The query as the client's side sent it (its ID is rewritten per attempt).
+    [[nodiscard]] std::span<const std::uint8_t> query() const noexcept {
+        return std::span(keyed_query_).first(keyed_query_.size() - kRouteOctets);
+    }
+    /// `handler` with its Asio operation allocated from the pool.
+    template <typename Handler>
+    auto pooled(Handler handler) const {
+        return asio::bind_allocator(FlightAllocator(memory_.get()), std::move(handler));
+    }
 
+    /// First, so it is destroyed last: every member below allocates from it.
+    std::shared_ptr<FlightMemory> memory_;
     Forwarder* owner_;
     asio::io_context& io_;
     UdpPool& pool_;
     EncryptedPool& encrypted_;
     std::shared_ptr<RouteState> route_;
     FlightSettings settings_;
-    std::vector<std::uint8_t> query_;
-    std::string key_;
+    /// write_flight_key()'s layout: the query, then the route. query() and key() view it.
+    std::pmr::vector<std::uint8_t> keyed_query_;
     RandomSource& random_;
     std::shared_ptr<Stats> stats_;
     Callback first_waiter_;
     std::vector<Callback> more_waiters_;  ///< callers that joined the first one's question
-    std::vector<std::size_t> order_;
+    std::pmr::vector<std::size_t> order_;
     std::size_t next_ = 0;            ///< next index into order_
     std::size_t current_server_ = 0;  ///< server of the attempt the timer runs for
     std::uint64_t timer_generation_ = 0;
     asio::steady_timer total_timer_;
     asio::steady_timer attempt_timer_;
-    std::vector<std::unique_ptr<UdpAttempt>> udp_;
+    /// A list: the pool holds each attempt's address until it is cancelled.
+    std::pmr::list<UdpAttempt> udp_;
     std::vector<std::unique_ptr<TcpAttempt>> tcp_;
     bool done_ = false;
 };

@@ -34,6 +34,8 @@ Forwarder::Forwarder(asio::io_context& io, Options options)
     : io_(io),
       options_(std::move(options)),
       routes_(make_routes(options_, {})),
+      memory_(std::make_shared<FlightMemory>()),
+      flights_(memory_.get()),
       stats_(std::make_shared<Stats>()),
       pool_(std::make_unique<UdpPool>(io, random_source(), stats_)),
       encrypted_(std::make_unique<EncryptedPool>(io)) {
@@ -54,13 +56,10 @@ void Forwarder::forward(std::span<const std::uint8_t> query, std::size_t route, 
     // Identical questions share one upstream query: the key is the route and every byte of the
     // query after the ID (name, type, class, DO, options). Joining costs no socket, so it is
     // allowed even when max_in_flight distinct questions are out.
-    std::string key;
     if (routable) {
-        const std::string prefix = std::to_string(route) + '/';  // short: no allocation
-        key.reserve(prefix.size() + query.size() - 2);           // one for the whole key
-        key.append(prefix).append(reinterpret_cast<const char*>(query.data()) + 2,
-                                  query.size() - 2);
-        if (const auto it = flights_.find(key); it != flights_.end()) {
+        key_scratch_.resize(query.size() + kRouteOctets);
+        write_flight_key(query, route, key_scratch_);
+        if (const auto it = flights_.find(flight_key(key_scratch_)); it != flights_.end()) {
             Stats::bump(stats_->coalesced);
             it->second->add_waiter(std::move(done));
             return;
@@ -74,13 +73,13 @@ void Forwarder::forward(std::span<const std::uint8_t> query, std::size_t route, 
         asio::post(io_, [done = std::move(done)] { done(Result{}); });
         return;
     }
-    auto flight = std::make_shared<Flight>(*this, io_, *pool_, *encrypted_, routes_[route],
-                                           FlightSettings::of(options_),
-                                           std::vector<std::uint8_t>(query.begin(), query.end()),
-                                           std::move(key), random_source(), stats_);
+    auto flight = std::allocate_shared<Flight>(
+        SharedPoolAllocator<Flight>(memory_), *this, io_, *pool_, *encrypted_, routes_[route],
+        route, FlightSettings::of(options_), query, memory_, random_source(), stats_);
     flight->add_waiter(std::move(done));
     flights_.emplace(flight->key(), flight);
-    asio::post(io_, [flight] { flight->start(); });
+    asio::post(io_,
+               asio::bind_allocator(FlightAllocator(memory_.get()), [flight] { flight->start(); }));
 }
 
 void Forwarder::reconfigure(Options options) {

@@ -1,7 +1,7 @@
 #include "route_state.hpp"
 
 #include <algorithm>
-#include <numeric>
+#include <cstddef>
 
 namespace moat::upstream {
 
@@ -26,23 +26,36 @@ bool RouteState::resting(const ServerState& s,
     return s.consecutive_failures >= kFailuresToRest && now - s.last_failure < kRestTime;
 }
 
-std::vector<std::size_t> RouteState::order(Strategy strategy, RandomSource& random,
-                                           std::chrono::steady_clock::time_point now) const {
-    std::vector<std::size_t> idx(servers_.size());
-    std::iota(idx.begin(), idx.end(), std::size_t{0});
-    // Resting servers go last (still tried if every other one fails), in config order.
-    auto healthy_end = std::stable_partition(
-        idx.begin(), idx.end(), [&](std::size_t i) { return !resting(servers_[i], now); });
-    if (strategy == Strategy::fastest && idx.begin() != healthy_end) {
-        std::stable_sort(idx.begin(), healthy_end, [&](std::size_t a, std::size_t b) {
-            return servers_[a].srtt < servers_[b].srtt;  // unmeasured (0) first: probes them
+void RouteState::order(Strategy strategy, RandomSource& random,
+                       std::chrono::steady_clock::time_point now,
+                       std::pmr::vector<std::size_t>& idx) const {
+    // Resting servers go last (still tried if every other one fails), in config order. Two
+    // passes rather than std::stable_partition, which takes a temporary buffer from the heap on
+    // every query.
+    idx.clear();
+    for (std::size_t i = 0; i < servers_.size(); ++i) {
+        if (!resting(servers_[i], now)) {
+            idx.push_back(i);
+        }
+    }
+    const auto healthy_end = static_cast<std::ptrdiff_t>(idx.size());
+    for (std::size_t i = 0; i < servers_.size(); ++i) {
+        if (resting(servers_[i], now)) {
+            idx.push_back(i);
+        }
+    }
+    if (strategy == Strategy::fastest && healthy_end != 0) {
+        // Ties in config order, as a stable sort would leave them, without its heap buffer.
+        std::sort(idx.begin(), idx.begin() + healthy_end, [&](std::size_t a, std::size_t b) {
+            const auto ra = servers_[a].srtt;  // unmeasured (0) first: probes them
+            const auto rb = servers_[b].srtt;
+            return ra != rb ? ra < rb : a < b;
         });
-        const auto healthy = static_cast<std::size_t>(healthy_end - idx.begin());
+        const auto healthy = static_cast<std::size_t>(healthy_end);
         if (healthy > 1 && random.below(kProbeOneIn) == 0) {
             std::swap(idx[0], idx[1 + random.below(healthy - 1)]);
         }
     }
-    return idx;
 }
 
 void RouteState::succeeded(std::size_t server, std::chrono::microseconds rtt) noexcept {

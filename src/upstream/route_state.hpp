@@ -6,6 +6,7 @@
 #include <chrono>
 #include <cstddef>
 #include <cstdint>
+#include <memory_resource>
 #include <string>
 #include <vector>
 
@@ -32,9 +33,15 @@ public:
     /// Keeps the history of servers present in `previous` (may be null).
     RouteState(const Route& route, const RouteState* previous);
 
-    /// Indexes into servers() in the order to try them for one query.
-    std::vector<std::size_t> order(Strategy strategy, RandomSource& random,
-                                   std::chrono::steady_clock::time_point now) const;
+    /// Indexes into servers() in the order to try them for one query, into `out`.
+    void order(Strategy strategy, RandomSource& random, std::chrono::steady_clock::time_point now,
+               std::pmr::vector<std::size_t>& out) const;
+    [[nodiscard]] std::pmr::vector<std::size_t> order(
+        Strategy strategy, RandomSource& random, std::chrono::steady_clock::time_point now) const {
+        std::pmr::vector<std::size_t> out;
+        order(strategy, random, now, out);
+        return out;
+    }
     void sent(std::size_t server) noexcept { ++servers_[server].counts.sent; }
     void succeeded(std::size_t server, std::chrono::microseconds rtt) noexcept;
     /// An attempt that failed (an error answer, a send or TCP failure); counted as an error.

@@ -4,6 +4,7 @@
 #include <sys/socket.h>
 
 #include <algorithm>
+#include <asio/bind_allocator.hpp>
 #include <asio/post.hpp>
 #include <cerrno>
 #include <optional>
@@ -13,9 +14,12 @@
 namespace moat::upstream {
 
 struct UdpPool::Socket {
-    explicit Socket(asio::io_context& io) : socket(io) {}
+    Socket(asio::io_context& io, std::shared_ptr<FlightMemory> pool)
+        : memory(std::move(pool)), socket(io), waiting(memory.get()) {}
+    /// First, so it is destroyed after the map whose nodes it holds.
+    std::shared_ptr<FlightMemory> memory;
     asio::ip::udp::socket socket;
-    std::unordered_map<std::uint16_t, ReplySink*> waiting;
+    std::pmr::unordered_map<std::uint16_t, ReplySink*> waiting;
     /// Queries queued this turn: their bytes back to back, and where each goes.
     struct Queued {
         std::size_t offset = 0;
@@ -54,7 +58,7 @@ UdpPool::~UdpPool() {
 }
 
 std::shared_ptr<UdpPool::Socket> UdpPool::open_socket(bool v6, std::error_code& ec) {
-    auto s = std::make_shared<Socket>(io_);
+    auto s = std::make_shared<Socket>(io_, memory_);
     s->socket.open(v6 ? asio::ip::udp::v6() : asio::ip::udp::v4(), ec);
     if (!ec) {
         // Port 0: the kernel picks a random ephemeral port.
@@ -88,8 +92,8 @@ std::shared_ptr<UdpPool::Socket>& UdpPool::pick(bool v6, std::error_code& ec) {
     return slot;
 }
 
-std::error_code UdpPool::send(const asio::ip::udp::endpoint& server,
-                              std::vector<std::uint8_t>& query, ReplySink& sink, Ticket& ticket) {
+std::error_code UdpPool::send(const asio::ip::udp::endpoint& server, std::span<std::uint8_t> query,
+                              ReplySink& sink, Ticket& ticket) {
     std::error_code ec;
     const std::shared_ptr<Socket>& s = pick(server.address().is_v6(), ec);
     if (!s) {
@@ -103,11 +107,13 @@ std::error_code UdpPool::send(const asio::ip::udp::endpoint& server,
     if (s->out.empty()) {
         queued_.push_back(s);
         if (queued_.size() == 1) {
-            asio::post(io_, [alive = std::weak_ptr<UdpPool*>(self_)] {
-                if (const auto self = alive.lock()) {
-                    (*self)->flush();
-                }
-            });
+            // Its operation from the pool too: at a quiet time every turn is a single query.
+            asio::post(io_, asio::bind_allocator(SharedPoolAllocator<std::byte>(memory_),
+                                                 [alive = std::weak_ptr<UdpPool*>(self_)] {
+                                                     if (const auto self = alive.lock()) {
+                                                         (*self)->flush();
+                                                     }
+                                                 }));
         }
     }
     s->out.push_back({s->out_bytes.size(), query.size(), server, id});
@@ -120,11 +126,13 @@ std::error_code UdpPool::send(const asio::ip::udp::endpoint& server,
 
 void UdpPool::flush() {
     turn_ = {};
-    auto sockets = std::move(queued_);
-    queued_.clear();
-    for (const auto& s : sockets) {
+    // A swap, not a move: both vectors keep their capacity for the next turns.
+    flushing_.clear();
+    std::swap(flushing_, queued_);
+    for (const auto& s : flushing_) {
         flush(*s);
     }
+    flushing_.clear();
 }
 
 void UdpPool::flush(Socket& s) {

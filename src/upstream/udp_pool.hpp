@@ -29,6 +29,7 @@
 #include <unordered_map>
 #include <vector>
 
+#include "flight_memory.hpp"
 #include "moat/upstream/datagram_batch.hpp"
 #include "moat/upstream/stats.hpp"
 #include "random_source.hpp"
@@ -84,7 +85,7 @@ public:
     /// event loop go out together, on one socket, in one sendmmsg (a send to a local upstream
     /// also pays for waking it: one wake-up per batch instead of per query). An error here means
     /// no socket could be opened; a failed send is reported to the sink later.
-    std::error_code send(const asio::ip::udp::endpoint& server, std::vector<std::uint8_t>& query,
+    std::error_code send(const asio::ip::udp::endpoint& server, std::span<std::uint8_t> query,
                          ReplySink& sink, Ticket& ticket);
     /// Stops delivering to the ticket's sink. Idempotent.
     void cancel(Ticket& ticket) noexcept;
@@ -104,6 +105,11 @@ private:
     void flush(Socket& s);
 
     asio::io_context& io_;
+    /// The nodes of the sockets' ID maps (one per query sent) and the posted flushes: pooled
+    /// rather than taken from the heap each time, as the Forwarder's flights are
+    /// (flight_memory.hpp). Each socket holds a reference: a socket can outlive the pool while a
+    /// ticket still names it.
+    std::shared_ptr<FlightMemory> memory_ = std::make_shared<FlightMemory>();
     RandomSource& random_;
     std::shared_ptr<Stats> stats_;
     Sizes sizes_;
@@ -113,6 +119,8 @@ private:
     std::array<std::shared_ptr<Socket>, 2> turn_;
     /// Sockets with queued queries; a flush is posted when the first one is queued.
     std::vector<std::shared_ptr<Socket>> queued_;
+    /// The sockets a flush is sending, swapped with queued_ (so a send it triggers queues anew).
+    std::vector<std::shared_ptr<Socket>> flushing_;
     /// The receive slots, shared by every socket: a batch is dispatched before the next is read.
     DatagramBatch in_{kReceiveBatch, kBufferBytes};
     /// Posted flushes hold a weak reference: a pool destroyed first makes them do nothing.

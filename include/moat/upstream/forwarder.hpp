@@ -21,6 +21,7 @@
 #include <cstddef>
 #include <functional>
 #include <memory>
+#include <memory_resource>
 #include <span>
 #include <string>
 #include <string_view>
@@ -44,6 +45,7 @@ class RouteState;
 class Flight;
 class UdpPool;
 class EncryptedPool;
+using FlightMemory = std::pmr::unsynchronized_pool_resource;
 
 class Forwarder {
 public:
@@ -76,9 +78,15 @@ private:
     asio::io_context& io_;
     Options options_;
     std::vector<std::shared_ptr<RouteState>> routes_;
+    /// What flights allocate, theirs and this map's nodes (src/upstream/flight_memory.hpp).
+    /// Declared before the map, so it is destroyed after it.
+    std::shared_ptr<FlightMemory> memory_;
     /// Keyed by a view of the flight's own key (Flight::key()), which lives as long as the
     /// entry holds the flight: one copy of the key per question, not two.
-    std::unordered_map<std::string_view, std::shared_ptr<Flight>> flights_;
+    std::pmr::unordered_map<std::string_view, std::shared_ptr<Flight>> flights_;
+    /// The key of the query being forwarded, to look for a flight to join (reused: its capacity
+    /// stays).
+    std::vector<std::uint8_t> key_scratch_;
     std::shared_ptr<Stats> stats_;
     std::unique_ptr<UdpPool> pool_;  ///< the UDP sockets every query shares (udp_pool.hpp)
     /// The DoT and DoH servers with their connections (encrypted_pool.hpp).

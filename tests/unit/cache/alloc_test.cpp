@@ -75,5 +75,29 @@ TEST(CacheAlloc, HitsAndMissesAllocateNothing) {
     EXPECT_EQ(cache.stats().misses, 1000U);
 }
 
+TEST(CacheAlloc, AnInsertAllocatesOnlyTheEntryItStores) {
+    ManualClock clock;
+    Cache cache(clock, Options{});
+    test::AnswerSpec spec;
+    spec.records.push_back(test::a_record("www.example.com", 60));
+    spec.records.push_back(test::a_record("www.example.com", 60, 2));
+    const auto answer = test::build(spec);
+    const CacheKey key = test::key("www.example.com");
+    // The first insert grows the index and the ring, and this thread's reused scratch.
+    ASSERT_TRUE(cache.insert(key, answer));
+
+    std::size_t allocations = 0;
+    {
+        const Counting counting;
+        // The same key again: the old entry is replaced, so the table does not grow.
+        for (int i = 0; i < 100; ++i) {
+            ASSERT_TRUE(cache.insert(key, answer));
+        }
+        allocations = Counting::stop();
+    }
+    EXPECT_EQ(allocations, 100U) << "one block per insert: the stored entry";
+    EXPECT_EQ(cache.stats().inserts, 101U);
+}
+
 }  // namespace
 }  // namespace moat::cache

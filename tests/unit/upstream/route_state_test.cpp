@@ -10,6 +10,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <map>
+#include <memory_resource>
 #include <set>
 #include <vector>
 
@@ -22,7 +23,7 @@ namespace {
 using std::chrono::microseconds;
 using std::chrono::milliseconds;
 using Clock = std::chrono::steady_clock;
-using Order = std::vector<std::size_t>;
+using Order = std::pmr::vector<std::size_t>;
 using test::server_v4;
 
 /// Calls of order() in the statistical tests: about 100 probes expected at 1 in 20.
