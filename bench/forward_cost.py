@@ -14,7 +14,8 @@ Loopback only.
   bench/forward_cost.py --binary build/release/src/app/dnsmoat --seconds 6 --reps 3
 
 With --baseline OTHER_BINARY it compares two builds instead, both with the unit's setting: a
-change to the forwarding path against the commit before it, in the same run.
+change to the forwarding path against the commit before it, in the same run. Add
+--glibc-default to compare them as a plain command line runs them, without the variable.
 """
 
 import argparse
@@ -108,6 +109,8 @@ def main() -> int:
     ap.add_argument("--seconds", type=int, default=6)
     ap.add_argument("--reps", type=int, default=3)
     ap.add_argument("--baseline", help="another dnsmoat binary: compare the two builds")
+    ap.add_argument("--glibc-default", action="store_true",
+                    help="with --baseline: run both builds without GLIBC_TUNABLES")
     args = ap.parse_args()
     # name -> (binary, GLIBC_TUNABLES)
     variants: dict[str, tuple[str, str | None]] = {
@@ -115,8 +118,9 @@ def main() -> int:
         f"GLIBC_TUNABLES={TUNED}": (args.binary, TUNED),
     }
     if args.baseline:
-        variants = {f"baseline {args.baseline}": (args.baseline, TUNED),
-                    f"{args.binary}": (args.binary, TUNED)}
+        tunables = None if args.glibc_default else TUNED
+        variants = {f"baseline {args.baseline}": (args.baseline, tunables),
+                    f"{args.binary}": (args.binary, tunables)}
     # Per repetition: qps, then user and system CPU µs per answered query.
     results: dict[str, list[tuple[float, float, float]]] = {name: [] for name in variants}
     rss: dict[str, float] = {}
