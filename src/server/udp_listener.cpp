@@ -113,7 +113,17 @@ void UdpListener::handle(std::size_t slot) {
     }
     const asio::ip::udp::endpoint& from = *sender;
     const engine::Client client{from_asio(from.address()), from.port(), engine::Transport::udp};
-    const auto handled = path_.handle(in_.payload(slot), client, [this, from] {
+    const auto handled = path_.handle(in_.payload(slot), client, [this, &from] {
+        if (from.address().is_v4()) {
+            // Address and port packed into 8 octets: with `this` the capture fits the 16 octets
+            // std::function keeps in place, so a forwarded query takes no heap block for it.
+            const std::uint64_t packed =
+                (std::uint64_t{from.address().to_v4().to_uint()} << 16U) | from.port();
+            return ReplyFn([this, packed](std::span<const std::uint8_t> answer) {
+                send_later(answer, {asio::ip::address_v4(static_cast<std::uint32_t>(packed >> 16U)),
+                                    static_cast<std::uint16_t>(packed & 0xFFFFU)});
+            });
+        }
         return ReplyFn(
             [this, from](std::span<const std::uint8_t> answer) { send_later(answer, from); });
     });

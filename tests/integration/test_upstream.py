@@ -4,9 +4,10 @@ all upstreams failing, and forged upstream answers ignored."""
 import time
 
 import dns.flags
+import dns.query
 import pytest
 
-from conftest import answer_values, base_config, closed_port, rcode_name
+from conftest import answer_values, base_config, closed_port, free_port, make_query, rcode_name
 
 GENUINE_V4 = "192.0.2.70"
 
@@ -137,3 +138,20 @@ def test_forged_upstream_answers_ignored(upstream, moat, forgery):
             f"{forgery}: no 'ignored' line at --log-level debug; stderr:\n{d.stderr_text()[-2000:]}"
     r = d.query(name, "A")
     assert answer_values(r, "A") == [GENUINE_V4]
+
+
+def test_forwarded_answers_reach_ipv4_and_ipv6_clients(upstream, moat):
+    """The reply to a forwarded query goes back to the client's own address and port, from
+    127.0.0.1 and from ::1 (the listener keeps an IPv4 sender packed, an IPv6 one whole)."""
+    port = free_port()
+    d = moat(base_config(upstream, server={"listen": [f"127.0.0.1:{port}", f"[::1]:{port}"]}))
+    for i in range(10):
+        for family, server in (("v4", "127.0.0.1"), ("v6", "::1")):
+            name = f"{family}-{i}.fwd.example.test"
+            address = f"192.0.2.{100 + i}" if family == "v4" else f"192.0.2.{150 + i}"
+            upstream.add(name, "A", address)
+            # dnspython takes only a reply from the address and port it sent to, with its ID.
+            r = dns.query.udp(make_query(name, "A"), server, port=d.port, timeout=3)
+            assert rcode_name(r) == "NOERROR" and answer_values(r, "A") == [address], \
+                f"{name} from {server}: {rcode_name(r)} {r.answer}"
+            assert upstream.queries(name), f"{name} should have been forwarded"
