@@ -45,7 +45,6 @@ class RouteState;
 class Flight;
 class UdpPool;
 class EncryptedPool;
-using FlightMemory = std::pmr::unsynchronized_pool_resource;
 
 class Forwarder {
 public:
@@ -78,9 +77,9 @@ private:
     asio::io_context& io_;
     Options options_;
     std::vector<std::shared_ptr<RouteState>> routes_;
-    /// What flights allocate, theirs and this map's nodes (src/upstream/flight_memory.hpp).
-    /// Declared before the map, so it is destroyed after it.
-    std::shared_ptr<FlightMemory> memory_;
+    /// What flights allocate, theirs and this map's nodes (FlightMemory, in
+    /// src/upstream/flight_memory.hpp). Declared before the map, so it is destroyed after it.
+    std::shared_ptr<std::pmr::unsynchronized_pool_resource> memory_;
     /// Keyed by a view of the flight's own key (Flight::key()), which lives as long as the
     /// entry holds the flight: one copy of the key per question, not two.
     std::pmr::unordered_map<std::string_view, std::shared_ptr<Flight>> flights_;
