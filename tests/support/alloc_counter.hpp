@@ -10,14 +10,16 @@
 //   }
 //   EXPECT_EQ(n, 0U);
 //
-// Each test binary using it also runs a control that allocates on purpose, so a counter that
-// silently stopped counting fails a test instead of passing them all.
+// Each test binary using it also runs a control that allocates on purpose
+// (allocations_in_a_control()), so a counter that silently stopped counting fails a test instead
+// of passing them all.
 #pragma once
 
 #include <atomic>
 #include <cstddef>
 #include <cstdlib>
 #include <new>
+#include <vector>
 
 namespace {
 
@@ -59,6 +61,14 @@ public:
         return g_allocations.load();
     }
 };
+
+/// What the counter sees of a deliberate allocation: the control each test binary runs, as
+/// `EXPECT_GE(allocations_in_a_control(), 1U)`.
+inline std::size_t allocations_in_a_control() {
+    const Counting counting;
+    const std::vector<int> control(16);
+    return Counting::stop();
+}
 
 }  // namespace
 
