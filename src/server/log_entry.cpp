@@ -9,7 +9,8 @@
 namespace moat::server {
 
 void fill_question(std::span<const std::uint8_t> query, querylog::Entry& entry) noexcept {
-    std::array<char, 253> text{};
+    // NOLINTNEXTLINE(cppcoreguidelines-pro-type-member-init): [0, n) is written before it is read
+    std::array<char, 253> text;
     std::size_t n = 0;
     std::size_t pos = wire::kHeaderSize;
     entry.qname.assign("");

@@ -24,8 +24,10 @@ namespace moat::cache {
 
 class CacheKey {
 public:
-    /// The root name, type 0, class 0, DO clear: a key no answer matches.
-    CacheKey() noexcept = default;
+    /// The root name, type 0, class 0, DO clear: a key no answer matches. Only the name's first
+    /// octet is written (see wire::Name's constructor: the rest is never read).
+    // NOLINTNEXTLINE(cppcoreguidelines-pro-type-member-init): name_ past name_length_ stays unset
+    CacheKey() noexcept { name_[0] = 0; }
 
     /// A key for `qname` (lower-cased here), any letter case in, no echo.
     [[nodiscard]] static CacheKey make(wire::NameView qname, std::uint16_t qtype,
@@ -78,7 +80,7 @@ public:
                                                bool dnssec_ok, std::uint8_t partition = 0) noexcept;
 
 private:
-    std::array<std::uint8_t, wire::kMaxNameLength> name_{};  // only name_length_ octets used
+    std::array<std::uint8_t, wire::kMaxNameLength> name_;  // only name_length_ octets set
     std::span<const std::uint8_t> echo_;
     std::uint64_t hash_ = 0;
     std::uint16_t qtype_ = 0;

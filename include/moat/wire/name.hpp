@@ -111,8 +111,10 @@ private:
 /// labels of 1..63 octets, root-terminated).
 class Name {
 public:
-    /// The root name.
-    Name() noexcept = default;
+    /// The root name. Only the first octet is written: the octets past length() are never
+    /// read, and zeroing all 256 cost a `rep stos` on every query (two names a query, perf).
+    // NOLINTNEXTLINE(cppcoreguidelines-pro-type-member-init): bytes_ past size_ stay unset
+    Name() noexcept { bytes_[0] = 0; }
 
     /// Parses presentation format: labels separated by dots, `\.` and `\DDD` escapes, optional
     /// trailing dot; "." or "" is the root. Names are always absolute.
@@ -138,7 +140,7 @@ public:
     }
 
 private:
-    std::array<std::uint8_t, kMaxNameLength> bytes_{};
+    std::array<std::uint8_t, kMaxNameLength> bytes_;  // [0, size_) set
     std::uint8_t size_ = 1;
     std::uint8_t labels_ = 0;
 };

@@ -103,6 +103,19 @@ TEST_F(CacheTest, KeyIgnoresLetterCase) {
     EXPECT_EQ(hit(cache, key("WWW.Example.COM")).ttls.size(), 1U);
 }
 
+TEST_F(CacheTest, ADefaultKeyIsTheRootAndFindsNothing) {
+    // The default key writes only its name's first octet; what it reads must be that root.
+    Cache cache(clock_);
+    ASSERT_TRUE(cache.insert(key("www.example.com"), simple_answer()));
+    const CacheKey none;
+    EXPECT_EQ(std::vector<std::uint8_t>(none.name().begin(), none.name().end()),
+              std::vector<std::uint8_t>{0});
+    EXPECT_EQ(none.qtype(), 0);
+    EXPECT_EQ(none, CacheKey{});
+    EXPECT_NE(none, key("www.example.com"));
+    EXPECT_TRUE(misses(cache, none));
+}
+
 TEST_F(CacheTest, PartitionsNeverShareAnEntry) {
     Cache cache(clock_);
     const CacheKey plain = key("www.example.com");
