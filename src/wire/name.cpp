@@ -55,9 +55,13 @@ bool is_contiguous(NameView name) noexcept {
 
 template <bool Lower>
 std::size_t copy_labels(NameView name, std::uint8_t* out) noexcept {
-    if constexpr (Lower) {
-        if (is_contiguous(name)) {
+    // A name without pointers (every question) is copied whole, not label by label.
+    if (is_contiguous(name)) {
+        if constexpr (Lower) {
             return copy_lower_contiguous(name.base() + name.offset(), name.length(), out);
+        } else {
+            std::memcpy(out, name.base() + name.offset(), name.length());
+            return name.length();
         }
     }
     std::uint8_t* w = out;

@@ -518,6 +518,25 @@ TEST(NameView, IteratesLabelsAcrossPointers) {
     EXPECT_EQ(Name::from_view(info->view).to_text(), "WwW.Example.COM.");
 }
 
+TEST(NameView, CopiesANameWithoutPointersWholeAndNoFurther) {
+    // 12: Example.COM. (no pointer, copied in one piece), then bytes that are not the name's.
+    const Bytes msg = message({7, 'E', 'x', 'a', 'm', 'p', 'l', 'e', 3, 'C', 'O', 'M', 0,  //
+                               0xAA, 0xBB});
+    auto info = decode(msg, 12);
+    ASSERT_TRUE(info);
+    const Bytes name{7, 'E', 'x', 'a', 'm', 'p', 'l', 'e', 3, 'C', 'O', 'M', 0};
+    std::array<std::uint8_t, 20> out{};
+    out.fill(0xEE);
+    ASSERT_EQ(info->view.copy_to(out.data()), 13U);
+    EXPECT_EQ(Bytes(out.begin(), out.begin() + 13), name);
+    EXPECT_EQ(out[13], 0xEE) << "nothing written past the name";
+    out.fill(0xEE);
+    ASSERT_EQ(info->view.copy_lower_to(out.data()), 13U);
+    EXPECT_EQ(Bytes(out.begin(), out.begin() + 13),
+              (Bytes{7, 'e', 'x', 'a', 'm', 'p', 'l', 'e', 3, 'c', 'o', 'm', 0}));
+    EXPECT_EQ(out[13], 0xEE);
+}
+
 TEST(NameView, RootView) {
     const NameView root;
     EXPECT_TRUE(root.is_root());
