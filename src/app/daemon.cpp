@@ -581,6 +581,7 @@ private:
                 }
                 if (lists->snapshot && lists->problems.empty()) {
                     publisher_.publish(lists->snapshot);
+                    path_.engine()->refresh_snapshot();  // the old lists go now, not at a query
                     spdlog::info("lists: now serving the new downloads");
                 } else {
                     spdlog::warn("lists: some lists could not be read; the running lists stay");

@@ -96,6 +96,7 @@ Engine::Engine(EngineOptions options, LocalZone local, const filter::SnapshotPub
     : options_(std::move(options)),
       local_(std::move(local)),
       snapshots_(snapshots),
+      snapshot_reader_(snapshots),
       cache_(std::move(cache)),
       private_reverse_zones_(private_reverse_zones()),
       special_(std::make_unique<SpecialNames>(options_.block_icloud_private_relay)),
@@ -304,7 +305,8 @@ Decision Engine::answer_question(const wire::MessageView& view, const wire::Ques
         case SpecialAnswer::none: break;
     }
 
-    const std::shared_ptr<const filter::Snapshot> snapshot = snapshots_.current();
+    // Valid for this query: nothing below reads snapshot_reader_ again.
+    const std::shared_ptr<const filter::Snapshot>& snapshot = snapshot_reader_.current();
     const std::size_t group = groups_->group_of(client);
     const bool paused = blocking_paused(group);
     // The blocklist's and the cache's first memory reads are started before either is used:
@@ -387,7 +389,7 @@ Decision Engine::complete(const Pending& pending, std::span<const std::uint8_t> 
     }
     if (options_.blocking.cname_inspection && pending.verdict.action != filter::Action::allowed &&
         !blocking_paused(pending.group)) {
-        const std::shared_ptr<const filter::Snapshot> snapshot = snapshots_.current();
+        const std::shared_ptr<const filter::Snapshot>& snapshot = snapshot_reader_.current();
         const filter::Verdict v = blocked_cname_target(std::span(scratch_.data(), n), *snapshot,
                                                        groups_->selection(pending.group, snapshot));
         if (v.action == filter::Action::blocked) {

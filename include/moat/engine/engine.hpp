@@ -121,6 +121,10 @@ public:
     [[nodiscard]] const EngineOptions& options() const noexcept { return options_; }
     [[nodiscard]] const std::shared_ptr<cache::Cache>& cache() const noexcept { return cache_; }
     [[nodiscard]] const filter::SnapshotPublisher& snapshots() const noexcept { return snapshots_; }
+    /// Takes the newest published snapshot now and lets the one it held go. Queries do this by
+    /// themselves; the daemon calls it after publishing, so an idle engine does not keep a
+    /// replaced blocklist's memory until the next query.
+    void refresh_snapshot() { (void)snapshot_reader_.current(); }
 
 private:
     /// The answer (or silence) the rate limiter's action gives an over-limit query.
@@ -149,6 +153,7 @@ private:
     EngineOptions options_;
     LocalZone local_;
     const filter::SnapshotPublisher& snapshots_;
+    filter::SnapshotReader snapshot_reader_;  ///< the queries' view of snapshots_, lock-free
     std::shared_ptr<cache::Cache> cache_;
     std::vector<wire::Name> private_reverse_zones_;
     std::unique_ptr<const SpecialNames> special_;

@@ -350,6 +350,29 @@ TEST_F(EngineBlocking, NullModeAnswersZeroAddresses) {
     EXPECT_TRUE(a.records.empty()) << "NODATA for other types";
 }
 
+TEST_F(EngineBlocking, TheNextQueryUsesANewlyPublishedSnapshot) {
+    // The engine keeps the snapshot it read until the publisher's version moves on.
+    EXPECT_EQ(h_.decide({.qname = "ads.example.com"}).outcome, Outcome::blocked);
+    h_.block("tracker.example.net\n");
+    EXPECT_EQ(h_.decide({.qname = "ads.example.com"}).action, Action::forward);
+    EXPECT_EQ(h_.decide({.qname = "tracker.example.net"}).outcome, Outcome::blocked);
+    h_.block("ads.example.com\n");
+    EXPECT_EQ(h_.decide({.qname = "ads.example.com"}).outcome, Outcome::blocked);
+    EXPECT_EQ(h_.decide({.qname = "tracker.example.net"}).action, Action::forward);
+}
+
+TEST_F(EngineBlocking, ARefreshLetsTheReplacedSnapshotGoWithoutAQuery) {
+    auto first = test::snapshot_of("first.example\n", {});
+    const std::weak_ptr<const filter::Snapshot> watch = first;
+    h_.publish(std::move(first));
+    EXPECT_EQ(h_.decide({.qname = "first.example"}).outcome, Outcome::blocked);
+    h_.block("second.example\n");
+    EXPECT_FALSE(watch.expired()) << "held by the engine until its next query or a refresh";
+    h_.engine().refresh_snapshot();
+    EXPECT_TRUE(watch.expired());
+    EXPECT_EQ(h_.decide({.qname = "second.example"}).outcome, Outcome::blocked);
+}
+
 TEST_F(EngineBlocking, EdeBlockedWhenTheQueryHadEdns) {
     h_.decide({.qname = "ads.example.com", .edns = true, .dnssec_ok = true});
     const Answer a = h_.answer();

@@ -307,6 +307,9 @@ public:
     void block(std::string_view block_text, std::string_view allow_text = {}) {
         publisher_.publish(snapshot_of(block_text, allow_text));
     }
+    void publish(std::shared_ptr<const filter::Snapshot> snapshot) {
+        publisher_.publish(std::move(snapshot));
+    }
 
     Engine& build() {
         cache_ = with_cache ? std::make_shared<cache::Cache>(clock_, cache_options) : nullptr;

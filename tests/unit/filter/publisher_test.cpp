@@ -40,6 +40,27 @@ TEST(FilterPublisher, NullIsIgnored) {
     EXPECT_EQ(p.current()->match_text("a.com").action, Action::blocked);
 }
 
+TEST(FilterPublisher, AReaderKeepsItsSnapshotUntilANewerOneIsPublished) {
+    auto a = snapshot_of("a.com\n");
+    const std::weak_ptr<const Snapshot> watch_a = a;
+    SnapshotPublisher p(std::move(a));
+    EXPECT_EQ(p.version(), 0U);
+    SnapshotReader reader(p);
+    const Snapshot* first = reader.current().get();
+    EXPECT_EQ(first, p.current().get());
+    EXPECT_EQ(reader.current().get(), first) << "no publish: the same snapshot";
+
+    (void)p.publish(snapshot_of("b.com\n"));
+    EXPECT_EQ(p.version(), 1U);
+    EXPECT_FALSE(watch_a.expired()) << "the reader still holds a.com's snapshot";
+    EXPECT_EQ(reader.current()->match_text("b.com").action, Action::blocked);
+    EXPECT_EQ(reader.current()->match_text("a.com").action, Action::none);
+    EXPECT_TRUE(watch_a.expired()) << "let go once the reader moved on";
+
+    (void)p.publish(nullptr);
+    EXPECT_EQ(p.version(), 1U) << "an ignored publish is no new version";
+}
+
 TEST(FilterPublisher, ReadersSeeOneWholeSnapshotWhilePublishing) {
     // Snapshot A blocks a.com only, B blocks b.com only: a reader must never see both or neither.
     // Readers run a fixed number of rounds (not "until the writer is done"): glibc's
@@ -51,9 +72,11 @@ TEST(FilterPublisher, ReadersSeeOneWholeSnapshotWhilePublishing) {
     std::atomic<int> torn{0};
     std::vector<std::thread> readers;
     for (int i = 0; i < 2; ++i) {
-        readers.emplace_back([&] {
+        // One reader asks the publisher each time, the other reads through a SnapshotReader.
+        readers.emplace_back([&, through_reader = i == 1] {
+            SnapshotReader reader(p);
             for (int round = 0; round < 300; ++round) {
-                const auto s = p.current();
+                const auto s = through_reader ? reader.current() : p.current();
                 const bool in_a = s->match_text("a.com").action == Action::blocked;
                 const bool in_b = s->match_text("b.com").action == Action::blocked;
                 if (in_a == in_b) {
