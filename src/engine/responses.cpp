@@ -125,6 +125,76 @@ std::size_t write_empty(std::span<std::uint8_t> out, const ReplyTo& to, wire::Rc
 
 std::size_t write_blocked(std::span<std::uint8_t> out, const ReplyTo& to,
                           const BlockingOptions& blocking) noexcept {
+    if (const std::size_t n = write_blocked_directly(out, to, blocking); n != 0) {
+        return n;
+    }
+    return write_blocked_built(out, to, blocking);
+}
+
+std::size_t write_blocked_directly(std::span<std::uint8_t> out, const ReplyTo& to,
+                                   const BlockingOptions& blocking) noexcept {
+    if (blocking.mode != BlockingMode::null_ip && blocking.mode != BlockingMode::custom) {
+        return 0;
+    }
+    const bool custom = blocking.mode == BlockingMode::custom;
+    const bool in_class = to.qclass == wire::RrClass::in;
+    static constexpr std::array<std::uint8_t, 16> kUnspecified{};  // 0.0.0.0 and ::
+    std::span<const std::uint8_t> address;
+    if (in_class && to.qtype == wire::RrType::a) {
+        address = std::span(custom ? blocking.custom_ipv4.bytes : kUnspecified).first(4);
+    } else if (in_class && to.qtype == wire::RrType::aaaa) {
+        address = std::span(custom ? blocking.custom_ipv6.bytes : kUnspecified);
+    }
+    // NOLINTNEXTLINE(cppcoreguidelines-pro-type-member-init): ede_option() writes what it returns
+    EdeBuffer ede_buf;
+    const auto ede = to.edns.present ? ede_option(ExtendedError::blocked, to.ede_text, ede_buf)
+                                     : std::span<const std::uint8_t>{};
+    constexpr std::size_t kQuestionFixed = 4;  // type, class
+    constexpr std::size_t kRecordFixed = 12;   // pointer to the question's name, type .. length
+    const std::size_t records_at = wire::kHeaderSize + to.qname.size() + kQuestionFixed;
+    const std::size_t opt_at = records_at + (address.empty() ? 0 : kRecordFixed + address.size());
+    const std::size_t size = opt_at + (to.edns.present ? kOptRecordSize + ede.size() : 0);
+    if (size > std::min(out.size(), to.limit) || to.qname.empty()) {
+        return 0;  // the builder truncates what does not fit
+    }
+    Header h;
+    h.id = to.id;
+    const auto opcode = static_cast<std::uint16_t>(to.echo_opcode ? to.query_flags & 0x7800U : 0U);
+    h.flags = answer_flags(to.query_flags, opcode);
+    h.qdcount = 1;
+    h.ancount = address.empty() ? 0 : 1;
+    h.arcount = to.edns.present ? 1 : 0;
+    std::uint8_t* p = out.data();
+    h.store(p);
+    std::memcpy(p + wire::kHeaderSize, to.qname.data(), to.qname.size());
+    p += records_at - kQuestionFixed;
+    store_u16(p, wire::to_u16(to.qtype));
+    store_u16(p + 2, wire::to_u16(to.qclass));
+    p += kQuestionFixed;
+    if (!address.empty()) {
+        store_u16(p, 0xC000U | wire::kHeaderSize);  // the owner is the question's name
+        store_u16(p + 2, wire::to_u16(to.qtype));
+        store_u16(p + 4, wire::to_u16(wire::RrClass::in));
+        store_u32(p + 6, blocking.ttl);
+        store_u16(p + 10, static_cast<std::uint16_t>(address.size()));
+        std::memcpy(p + kRecordFixed, address.data(), address.size());
+        p += kRecordFixed + address.size();
+    }
+    if (to.edns.present) {
+        p[0] = 0;  // root owner
+        store_u16(p + 1, wire::to_u16(wire::RrType::opt));
+        store_u16(p + 3, std::max<std::uint16_t>(to.our_udp_size, wire::kClassicUdpSize));
+        store_u32(p + 5, to.edns.dnssec_ok ? 0x8000U : 0U);  // extended RCODE 0, version 0
+        store_u16(p + 9, static_cast<std::uint16_t>(ede.size()));
+        if (!ede.empty()) {
+            std::memcpy(p + kOptRecordSize, ede.data(), ede.size());
+        }
+    }
+    return size;
+}
+
+std::size_t write_blocked_built(std::span<std::uint8_t> out, const ReplyTo& to,
+                                const BlockingOptions& blocking) noexcept {
     switch (blocking.mode) {
         case BlockingMode::nxdomain:
             return write_empty(out, to, wire::Rcode::nxdomain, false, ExtendedError::blocked);
