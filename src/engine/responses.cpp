@@ -154,8 +154,9 @@ std::size_t write_blocked_directly(std::span<std::uint8_t> out, const ReplyTo& t
     const std::size_t records_at = wire::kHeaderSize + to.qname.size() + kQuestionFixed;
     const std::size_t opt_at = records_at + (address.empty() ? 0 : kRecordFixed + address.size());
     const std::size_t size = opt_at + (to.edns.present ? kOptRecordSize + ede.size() : 0);
-    if (size > std::min(out.size(), to.limit) || to.qname.empty()) {
-        return 0;  // the builder truncates what does not fit
+    // The builder truncates what does not fit, and writes a root owner as its one octet.
+    if (size > std::min(out.size(), to.limit) || to.qname.size() <= 1) {
+        return 0;
     }
     Header h;
     h.id = to.id;

@@ -24,6 +24,7 @@ TEST(BlockedAnswer, WrittenDirectlyEqualsTheBuildersAnswer) {
     const std::string long_label(63, 'x');
     const std::vector<wire::Name> names{
         wire::Name::from_text("Ads.Example.COM").value(), wire::Name::from_text("t").value(),
+        wire::Name{},  // the root: a catch-all regex rule can block it
         wire::Name::from_text(long_label + "." + long_label + "." + long_label + "." +
                               std::string(61, 'y'))
             .value(),  // 255 octets in wire form
