@@ -24,6 +24,26 @@ std::uint16_t answer_flags(std::uint16_t query_flags, std::uint16_t extra) noexc
                                       (query_flags & (Header::kRd | Header::kCd)) | extra);
 }
 
+/// The flags of an answer to `to`: answer_flags() with `extra`, and the query's opcode when it
+/// is echoed.
+std::uint16_t reply_flags(const ReplyTo& to, std::uint16_t extra) noexcept {
+    const auto opcode = static_cast<std::uint16_t>(to.echo_opcode ? to.query_flags & 0x7800U : 0U);
+    return answer_flags(to.query_flags, static_cast<std::uint16_t>(extra | opcode));
+}
+
+/// Writes our OPT record at `p` (kOptRecordSize + ede.size() octets), as the message builder
+/// does: our UDP size (512 at least), the client's DO bit, `ede` as its only option.
+void write_opt(std::uint8_t* p, const ReplyTo& to, std::span<const std::uint8_t> ede) noexcept {
+    p[0] = 0;  // root owner
+    store_u16(p + 1, wire::to_u16(wire::RrType::opt));
+    store_u16(p + 3, std::max<std::uint16_t>(to.our_udp_size, wire::kClassicUdpSize));
+    store_u32(p + 5, to.edns.dnssec_ok ? 0x8000U : 0U);  // extended RCODE 0, version 0
+    store_u16(p + 9, static_cast<std::uint16_t>(ede.size()));
+    if (!ede.empty()) {
+        std::memcpy(p + kOptRecordSize, ede.data(), ede.size());
+    }
+}
+
 /// An EDE option (RFC 8914: option 15, info code, then EXTRA-TEXT) in `buf`; empty span for
 /// ExtendedError::none. The text is cut to kMaxEdeText octets.
 std::span<const std::uint8_t> ede_option(ExtendedError ede, std::string_view text, EdeBuffer& buf) {
@@ -56,8 +76,7 @@ struct Started {
 
 void start(Started& s, const ReplyTo& to, std::uint16_t extra_flags, ExtendedError ede) {
     s.builder.header().id = to.id;
-    const auto opcode = static_cast<std::uint16_t>(to.echo_opcode ? to.query_flags & 0x7800U : 0U);
-    s.builder.header().flags = answer_flags(to.query_flags, extra_flags | opcode);
+    s.builder.header().flags = reply_flags(to, extra_flags);
     if (to.edns.present) {
         wire::EdnsOptions e;
         e.udp_payload_size = to.our_udp_size;
@@ -160,8 +179,7 @@ std::size_t write_blocked_directly(std::span<std::uint8_t> out, const ReplyTo& t
     }
     Header h;
     h.id = to.id;
-    const auto opcode = static_cast<std::uint16_t>(to.echo_opcode ? to.query_flags & 0x7800U : 0U);
-    h.flags = answer_flags(to.query_flags, opcode);
+    h.flags = reply_flags(to, 0);
     h.qdcount = 1;
     h.ancount = address.empty() ? 0 : 1;
     h.arcount = to.edns.present ? 1 : 0;
@@ -182,14 +200,7 @@ std::size_t write_blocked_directly(std::span<std::uint8_t> out, const ReplyTo& t
         p += kRecordFixed + address.size();
     }
     if (to.edns.present) {
-        p[0] = 0;  // root owner
-        store_u16(p + 1, wire::to_u16(wire::RrType::opt));
-        store_u16(p + 3, std::max<std::uint16_t>(to.our_udp_size, wire::kClassicUdpSize));
-        store_u32(p + 5, to.edns.dnssec_ok ? 0x8000U : 0U);  // extended RCODE 0, version 0
-        store_u16(p + 9, static_cast<std::uint16_t>(ede.size()));
-        if (!ede.empty()) {
-            std::memcpy(p + kOptRecordSize, ede.data(), ede.size());
-        }
+        write_opt(p, to, ede);
     }
     return size;
 }
@@ -274,15 +285,7 @@ std::size_t finish_for_client(std::span<std::uint8_t> out, std::size_t size, con
     const std::size_t opt_size = to.edns.present ? kOptRecordSize + ede_bytes.size() : 0;
     if (size + opt_size <= to.limit) {
         if (to.edns.present) {
-            std::uint8_t* p = out.data() + size;
-            p[0] = 0;  // root owner
-            store_u16(p + 1, to_u16(wire::RrType::opt));
-            store_u16(p + 3, to.our_udp_size);
-            store_u32(p + 5, to.edns.dnssec_ok ? 0x8000U : 0U);
-            store_u16(p + 9, static_cast<std::uint16_t>(ede_bytes.size()));
-            if (!ede_bytes.empty()) {
-                std::memcpy(p + kOptRecordSize, ede_bytes.data(), ede_bytes.size());
-            }
+            write_opt(out.data() + size, to, ede_bytes);
             h.arcount = static_cast<std::uint16_t>(h.arcount + 1);
             h.store(out.data());
         }
