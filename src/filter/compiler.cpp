@@ -5,7 +5,6 @@
 
 #include "moat/filter/line_parser.hpp"
 #include "moat/filter/list_scan.hpp"
-#include "moat/filter/name_hash.hpp"
 #include "regex_matcher.hpp"
 
 namespace moat::filter {
@@ -19,11 +18,11 @@ public:
         const bool allow = rule.exception || kind() == ListKind::allow;
         const auto list = static_cast<std::uint16_t>(list_);
         const auto line = static_cast<std::uint32_t>(line_);
-        const std::uint64_t hash = hash_dotted(rule.name);
         if (rule.match == RuleMatch::exact) {
-            (allow ? c_.allow_exact_ : c_.block_exact_).add(hash, list, rule.important, line);
+            (allow ? c_.allow_exact_ : c_.block_exact_).add(rule.hash, list, rule.important, line);
         } else {
-            (allow ? c_.allow_subtree_ : c_.block_subtree_).add(hash, list, rule.important, line);
+            (allow ? c_.allow_subtree_ : c_.block_subtree_)
+                .add(rule.hash, list, rule.important, line);
         }
         ++stats().entries;
     }

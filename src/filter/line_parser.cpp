@@ -3,22 +3,13 @@
 #include <cstdint>
 #include <string>
 
+#include "line_shortcuts.hpp"
+#include "line_text.hpp"
+#include "moat/filter/name_hash.hpp"
 #include "moat/wire/name.hpp"
 
 namespace moat::filter {
 namespace {
-
-constexpr bool is_space(char c) noexcept { return c == ' ' || c == '\t' || c == '\r'; }
-
-std::string_view trim(std::string_view s) noexcept {
-    while (!s.empty() && is_space(s.front())) {
-        s.remove_prefix(1);
-    }
-    while (!s.empty() && is_space(s.back())) {
-        s.remove_suffix(1);
-    }
-    return s;
-}
 
 /// Cuts a `#` comment that starts the line or follows whitespace (hosts and domain lists).
 std::string_view strip_hash_comment(std::string_view s) noexcept {
@@ -28,47 +19,6 @@ std::string_view strip_hash_comment(std::string_view s) noexcept {
         }
     }
     return s;
-}
-
-/// Index of the first space or tab, or npos. (A plain loop: find_first_of() with a set calls
-/// memchr once per character.)
-std::size_t find_blank(std::string_view s) noexcept {
-    for (std::size_t i = 0; i < s.size(); ++i) {
-        if (s[i] == ' ' || s[i] == '\t') {
-            return i;
-        }
-    }
-    return std::string_view::npos;
-}
-
-constexpr bool is_hex(char c) noexcept {
-    return (c >= '0' && c <= '9') || (c >= 'a' && c <= 'f') || (c >= 'A' && c <= 'F');
-}
-
-/// An IPv4 or IPv6 literal as hosts files start their lines with (checked loosely).
-bool is_ip(std::string_view t) noexcept {
-    if (t.find(':') != std::string_view::npos) {
-        for (const char c : t) {
-            if (!is_hex(c) && c != ':' && c != '.' && c != '%') {
-                return false;
-            }
-        }
-        return true;
-    }
-    int dots = 0;
-    for (const char c : t) {
-        if (c == '.') {
-            ++dots;
-        } else if (c < '0' || c > '9') {
-            return false;
-        }
-    }
-    return dots == 3;
-}
-
-bool is_local_host_name(std::string_view n) noexcept {
-    return n == "localhost" || n == "localhost.localdomain" || n == "broadcasthost" ||
-           n == "local" || n.starts_with("ip6-") || n == "0.0.0.0";
 }
 
 /// The octets that tell one rule syntax from another, as bits. A line's classes are read in one
@@ -130,7 +80,7 @@ LineOutcome parse_hosts_or_domain(std::string_view line, bool include_subdomains
         if (!name) {
             return LineOutcome::invalid;
         }
-        sink.on_name({*name, match, false, false});
+        sink.on_name({name->text, match, false, false, name->hash});
         return LineOutcome::rules;
     }
     const RuleMatch match = include_subdomains ? RuleMatch::subtree : RuleMatch::exact;
@@ -144,11 +94,11 @@ LineOutcome parse_hosts_or_domain(std::string_view line, bool include_subdomains
         const auto name = normalize_name(token, buf);
         if (!name) {
             any_invalid = true;
-        } else if (is_local_host_name(*name)) {
+        } else if (is_local_host_name(name->text)) {
             sink.on_skipped();
             any = true;
         } else {
-            sink.on_name({*name, match, false, false});
+            sink.on_name({name->text, match, false, false, name->hash});
             any = true;
         }
     }
@@ -285,7 +235,7 @@ LineOutcome parse_adblock(std::string_view line, bool include_subdomains, RuleSi
     if (start_domain || (!start_exact && include_subdomains)) {
         match = RuleMatch::subtree;
     }
-    sink.on_name({*name, match, exception, important});
+    sink.on_name({name->text, match, exception, important, name->hash});
     return LineOutcome::rules;
 }
 
@@ -316,8 +266,8 @@ constexpr std::array<char, 256> kNameChar = [] {
 
 }  // namespace
 
-std::optional<std::string_view> normalize_name(std::string_view text,
-                                               std::array<char, 256>& buf) noexcept {
+std::optional<NormalizedName> normalize_name(std::string_view text,
+                                             std::array<char, 256>& buf) noexcept {
     if (text.ends_with('.')) {
         text.remove_suffix(1);
     }
@@ -325,10 +275,14 @@ std::optional<std::string_view> normalize_name(std::string_view text,
     if (text.empty() || text.size() > 253) {
         return std::nullopt;
     }
-    // One pass: lower-case, check each character, and check label lengths (1..63) as we go;
-    // this runs once per list line, so it is the compiler's inner loop (one table load and one
-    // rarely taken branch per character).
+    // One pass checks each character and the label lengths (1..63) and notes where the dots
+    // are; it runs once per list line, so it is the compiler's inner loop (one table load and one
+    // rarely taken branch per character). Lists are nearly always lower-case already: the name
+    // is then the text itself, and only a name with capitals is written out in a second pass.
+    std::array<std::uint8_t, 128> dots;  // NOLINT(cppcoreguidelines-pro-type-member-init): [0, n)
+    std::size_t n = 0;                   // at most 126 dots: 127 labels of 1 fill 253 octets
     std::size_t label = 0;
+    bool upper = false;
     for (std::size_t i = 0; i < text.size(); ++i) {
         const char c = kNameChar[static_cast<unsigned char>(text[i])];
         if (c == '.') {
@@ -336,15 +290,31 @@ std::optional<std::string_view> normalize_name(std::string_view text,
                 return std::nullopt;
             }
             label = 0;
+            dots[n++] = static_cast<std::uint8_t>(i);
         } else if (c == 0 || ++label > wire::kMaxLabelLength) {
             return std::nullopt;
         }
-        buf[i] = c;
+        upper |= c != text[i];
     }
     if (label == 0) {
         return std::nullopt;  // ".." at the end, or a lone "."
     }
-    return std::string_view(buf.data(), text.size());
+    if (upper) {
+        for (std::size_t i = 0; i < text.size(); ++i) {
+            buf[i] = kNameChar[static_cast<unsigned char>(text[i])];
+        }
+        text = std::string_view(buf.data(), text.size());
+    }
+    // The hash runs from the last label to the first (name_hash.hpp), between the dots found.
+    const auto* octets = reinterpret_cast<const std::uint8_t*>(text.data());
+    std::uint64_t hash = kNameHashSeed;
+    std::size_t end = text.size();
+    while (n > 0) {
+        const std::size_t dot = dots[--n];
+        hash = hash_label(hash, octets + dot + 1, end - dot - 1);
+        end = dot;
+    }
+    return NormalizedName{text, hash_label(hash, octets, end)};
 }
 
 ListFormat detect_format(std::string_view line) noexcept {
@@ -374,6 +344,18 @@ ListFormat detect_format(std::string_view line) noexcept {
 
 LineOutcome parse_line(std::string_view line, ListFormat format, bool include_subdomains,
                        RuleSink& sink) {
+    line = trim(line);
+    if (line.empty()) {
+        return LineOutcome::comment;
+    }
+    if (const auto shaped = parse_common_shape(line, format, include_subdomains, sink)) {
+        return *shaped;
+    }
+    return parse_line_in_full(line, format, include_subdomains, sink);
+}
+
+LineOutcome parse_line_in_full(std::string_view line, ListFormat format, bool include_subdomains,
+                               RuleSink& sink) {
     line = trim(line);
     if (line.empty()) {
         return LineOutcome::comment;

@@ -11,7 +11,9 @@
 // 64, 512, 4096 octets, or all at once), so lines cut across chunks are exercised.
 //
 // Checked: every name a rule carries is already normalised (normalize_name() gives it back
-// unchanged) and every regex pattern is non-empty; a comment or unsupported line gives no rule
+// unchanged) and carries its hash_dotted() hash, and every regex pattern is non-empty; a line the
+// common shapes' shortcut takes gives the same outcome and rules as the full parser, and one it
+// declines gives nothing; a comment or unsupported line gives no rule
 // and a `rules` line gives at least one; the compiler counts exactly what scan_list() counts over
 // the whole text (lines, entries, comments, skipped, unsupported, invalid and the first invalid
 // lines); the snapshot builds unless the regex set fails to compile, and then every name rule
@@ -25,11 +27,14 @@
 #include <vector>
 
 #include "fuzz_check.hpp"
+#include "line_shortcuts.hpp"
+#include "line_text.hpp"
 #include "moat/filter/compiler.hpp"
 #include "moat/filter/filter_error.hpp"
 #include "moat/filter/line_parser.hpp"
 #include "moat/filter/list.hpp"
 #include "moat/filter/list_scan.hpp"
+#include "moat/filter/name_hash.hpp"
 #include "moat/filter/snapshot.hpp"
 
 namespace {
@@ -73,7 +78,8 @@ public:
     void on_name(const moat::filter::NameRule& rule) override {
         std::array<char, 256> buffer{};
         const auto normalised = moat::filter::normalize_name(rule.name, buffer);
-        MOAT_FUZZ_CHECK(normalised && *normalised == rule.name, std::string(rule.name));
+        MOAT_FUZZ_CHECK(normalised && normalised->text == rule.name, std::string(rule.name));
+        MOAT_FUZZ_CHECK(rule.hash == moat::filter::hash_dotted(rule.name), std::string(rule.name));
         if (names_.size() < kMaxCheckedNames) {
             names_.push_back({std::string(rule.name), rule.match});
         }
@@ -92,6 +98,41 @@ private:
     std::vector<NameSeen>& names_;
 };
 
+/// Every event a parser gives a sink, as text, to compare two parsers.
+class RecordingSink final : public moat::filter::RuleSink {
+public:
+    void on_name(const moat::filter::NameRule& rule) override {
+        events += "name " + std::string(rule.name) + ' ' + std::to_string(rule.hash) + ' ' +
+                  std::to_string(static_cast<int>(rule.match)) + (rule.exception ? " @@" : "") +
+                  (rule.important ? " !" : "") + '\n';
+    }
+    bool on_regex(const moat::filter::RegexRule& rule) override {
+        events += "regex " + std::string(rule.pattern) + '\n';
+        return true;
+    }
+    void on_skipped() override { events += "skipped\n"; }
+
+    std::string events;
+};
+
+void check_shortcut(std::string_view line, const Control& control) {
+    line = moat::filter::trim(line);
+    if (line.empty()) {
+        return;
+    }
+    RecordingSink quick;
+    const auto shaped =
+        moat::filter::parse_common_shape(line, control.format, control.include_subdomains, quick);
+    if (!shaped) {
+        MOAT_FUZZ_CHECK(quick.events.empty(), "a declined line gave rules: " + std::string(line));
+        return;
+    }
+    RecordingSink full;
+    const LineOutcome outcome =
+        moat::filter::parse_line_in_full(line, control.format, control.include_subdomains, full);
+    MOAT_FUZZ_CHECK(*shaped == outcome && quick.events == full.events, std::string(line));
+}
+
 void check_lines(std::string_view text, const Control& control, std::vector<NameSeen>& names) {
     moat::filter::LineSplitter lines;
     const auto on_line = [&](std::string_view line) {
@@ -103,6 +144,7 @@ void check_lines(std::string_view text, const Control& control, std::vector<Name
         } else if (outcome == LineOutcome::rules) {
             MOAT_FUZZ_CHECK(sink.heard > 0, "a rules line gave none");
         }
+        check_shortcut(line, control);
     };
     lines.feed(text, on_line);
     lines.finish(on_line);

@@ -1,10 +1,10 @@
 // Parses one line of a list (hosts, plain domains, AdBlock DNS syntax, Pi-hole regex) into rules.
 //
 // A line yields zero or more rules, handed to a RuleSink as they are found; the names passed are
-// normalised (lower-case, no trailing dot, validated as DNS names) and live in a buffer of the
-// parser's stack frame, so a sink that keeps one must copy it. The parser holds no state between
-// lines, so lists can be fed from any source (file, download) in chunks.
-// Formats and their exact semantics are documented in docs/lists.md.
+// normalised (lower-case, no trailing dot, validated as DNS names) and live in the line's text
+// or a buffer of the parser's stack frame, so a sink that keeps one must copy it. The parser holds
+// no state between lines, so lists can be fed from any source (file, download) in chunks. Formats
+// and their exact semantics are documented in docs/lists.md.
 #pragma once
 
 #include <array>
@@ -25,6 +25,9 @@ struct NameRule {
     RuleMatch match = RuleMatch::exact;
     bool exception = false;  ///< AdBlock `@@`: allows, whatever the list's kind
     bool important = false;  ///< AdBlock `$important`
+    /// hash_dotted(name), the key of the filter's tables, computed in the pass that normalised
+    /// the name (normalize_name()).
+    std::uint64_t hash = 0;
 };
 
 struct RegexRule {
@@ -64,9 +67,17 @@ LineOutcome parse_line(std::string_view line, ListFormat format, bool include_su
 /// The format auto-detection would pick for `line` (already trimmed, not a comment).
 [[nodiscard]] ListFormat detect_format(std::string_view line) noexcept;
 
-/// Normalises a domain name: lower-cases into `buf`, drops one trailing dot, checks characters
-/// (letters, digits, '-', '_') and lengths (wire::Name::from_text). Empty on failure.
-[[nodiscard]] std::optional<std::string_view> normalize_name(std::string_view text,
-                                                             std::array<char, 256>& buf) noexcept;
+/// A normalised name and its hash.
+struct NormalizedName {
+    std::string_view text;   ///< lower-case, no trailing dot
+    std::uint64_t hash = 0;  ///< hash_dotted(text) (name_hash.hpp)
+};
+
+/// Normalises a domain name: lower-cases, drops one trailing dot, checks characters (letters,
+/// digits, '-', '_') and lengths (wire::Name::from_text), and hashes it from the label
+/// boundaries that one pass found. `text` is a view of `text` itself when it was lower-case
+/// already, else of `buf`. Empty on failure.
+[[nodiscard]] std::optional<NormalizedName> normalize_name(std::string_view text,
+                                                           std::array<char, 256>& buf) noexcept;
 
 }  // namespace moat::filter

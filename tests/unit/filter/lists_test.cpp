@@ -91,8 +91,8 @@ std::vector<std::string> sample_names(const std::filesystem::path& path, std::si
             t.remove_prefix(2);
         }
         std::array<char, 256> buf{};
-        if (const auto name = normalize_name(t, buf); name && *name != "localhost") {
-            out.emplace_back(*name);
+        if (const auto name = normalize_name(t, buf); name && name->text != "localhost") {
+            out.emplace_back(name->text);
         }
     }
     return out;
