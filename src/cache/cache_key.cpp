@@ -1,6 +1,7 @@
 #include "moat/cache/cache_key.hpp"
 
 #include <algorithm>
+#include <cstring>
 
 #include "moat/core/mix.hpp"
 
@@ -39,14 +40,27 @@ std::uint64_t CacheKey::hash_of(std::span<const std::uint8_t> name, std::uint16_
     return h ^ (h >> 31U);
 }
 
+void CacheKey::finish(std::uint16_t qtype, std::uint16_t qclass, bool dnssec_ok) noexcept {
+    qtype_ = qtype;
+    qclass_ = qclass;
+    dnssec_ok_ = dnssec_ok;
+    hash_ = hash_of(name(), qtype, qclass, dnssec_ok);
+}
+
+void CacheKey::echo_from(const wire::MessageView& query) noexcept {
+    // The first question starts right after the header and cannot be compressed (a pointer
+    // must point backwards, into the header), so its octets are the name as spelled.
+    const auto bytes = query.bytes();
+    if (bytes.size() >= wire::kHeaderSize + name_length_) {
+        echo_ = bytes.subspan(wire::kHeaderSize, name_length_);
+    }
+}
+
 CacheKey CacheKey::make(wire::NameView qname, std::uint16_t qtype, std::uint16_t qclass,
                         bool dnssec_ok) noexcept {
     CacheKey key;
     key.name_length_ = static_cast<std::uint8_t>(qname.copy_lower_to(key.name_.data()));
-    key.qtype_ = qtype;
-    key.qclass_ = qclass;
-    key.dnssec_ok_ = dnssec_ok;
-    key.hash_ = hash_of(key.name(), qtype, qclass, dnssec_ok);
+    key.finish(qtype, qclass, dnssec_ok);
     return key;
 }
 
@@ -72,12 +86,20 @@ CacheKey CacheKey::of_question(const wire::MessageView& query, const wire::Quest
                                bool dnssec_ok) noexcept {
     CacheKey key = make(question.qname, wire::to_u16(question.qtype), wire::to_u16(question.qclass),
                         dnssec_ok);
-    // The first question starts right after the header and cannot be compressed (a pointer
-    // must point backwards, into the header), so its octets are the name as spelled.
-    const auto bytes = query.bytes();
-    if (bytes.size() >= wire::kHeaderSize + key.name_length_) {
-        key.echo_ = bytes.subspan(wire::kHeaderSize, key.name_length_);
-    }
+    key.echo_from(query);
+    return key;
+}
+
+CacheKey CacheKey::of_lowered_question(const wire::MessageView& query,
+                                       const wire::Question& question,
+                                       std::span<const std::uint8_t> lower_qname,
+                                       bool dnssec_ok) noexcept {
+    CacheKey key;
+    const std::size_t n = std::min(lower_qname.size(), key.name_.size());
+    std::memcpy(key.name_.data(), lower_qname.data(), n);
+    key.name_length_ = static_cast<std::uint8_t>(n);
+    key.finish(wire::to_u16(question.qtype), wire::to_u16(question.qclass), dnssec_ok);
+    key.echo_from(query);
     return key;
 }
 

@@ -317,7 +317,8 @@ Decision Engine::answer_question(const wire::MessageView& view, const wire::Ques
         snapshot->prefetch(lower.wire().data(), hashes);
     }
     // read_query_edns() above walked every record, so the key needs no second walk.
-    cache::CacheKey key = cache::CacheKey::of_question(view, q, to.edns.dnssec_ok);
+    cache::CacheKey key =
+        cache::CacheKey::of_lowered_question(view, q, lower.wire(), to.edns.dnssec_ok);
     const GroupOptions& g = groups_->group(group);
     if (g.cache_partition != 0) {
         key = key.in_partition(g.cache_partition);

@@ -49,6 +49,13 @@ public:
     [[nodiscard]] static CacheKey of_question(const wire::MessageView& query,
                                               const wire::Question& question,
                                               bool dnssec_ok) noexcept;
+    /// of_question() for a caller that holds the question's name lower-cased already (the
+    /// engine lowers it once for local names, the blocklist and routes): `lower_qname`, the
+    /// question's name in uncompressed wire form, is copied as it is, not lowered a second time.
+    [[nodiscard]] static CacheKey of_lowered_question(const wire::MessageView& query,
+                                                      const wire::Question& question,
+                                                      std::span<const std::uint8_t> lower_qname,
+                                                      bool dnssec_ok) noexcept;
 
     /// Lower-cased uncompressed wire-form name, root label included.
     [[nodiscard]] std::span<const std::uint8_t> name() const noexcept {
@@ -80,6 +87,11 @@ public:
                                                bool dnssec_ok, std::uint8_t partition = 0) noexcept;
 
 private:
+    /// Sets the fixed fields and the hash, once name_ holds the lower-cased name.
+    void finish(std::uint16_t qtype, std::uint16_t qclass, bool dnssec_ok) noexcept;
+    /// Points the echo at the query's own spelling of its first question's name.
+    void echo_from(const wire::MessageView& query) noexcept;
+
     std::array<std::uint8_t, wire::kMaxNameLength> name_;  // only name_length_ octets set
     std::span<const std::uint8_t> echo_;
     std::uint64_t hash_ = 0;

@@ -189,6 +189,30 @@ TEST_F(CacheTest, KeyOfAQuestionEqualsTheKeyFromItsQuery) {
     }
 }
 
+// The engine lowers the name once and hands it over: the key, its hash and its echo are those
+// of_question() makes from the same query.
+TEST_F(CacheTest, KeyOfALoweredQuestionEqualsTheKeyOfTheQuestion) {
+    for (const char* spelled : {"Mail.EXAMPLE.org", "mail.example.org", "A.B.C.D.e", "."}) {
+        for (const bool dnssec_ok : {false, true}) {
+            const auto bytes = build(query_spec(spelled, RrType::mx, true, dnssec_ok));
+            const auto view = wire::MessageView::parse(bytes);
+            ASSERT_TRUE(view);
+            const wire::Question question = *view->question();
+            const wire::Name lower = wire::Name::from_view_lower(question.qname);
+            const CacheKey of_lower =
+                CacheKey::of_lowered_question(*view, question, lower.wire(), dnssec_ok);
+            const CacheKey of_question = CacheKey::of_question(*view, question, dnssec_ok);
+            EXPECT_EQ(of_lower, of_question) << spelled;
+            EXPECT_EQ(of_lower.hash(), of_question.hash()) << spelled;
+            EXPECT_EQ(of_lower.qtype(), wire::to_u16(RrType::mx));
+            EXPECT_EQ(of_lower.dnssec_ok(), dnssec_ok);
+            EXPECT_TRUE(std::ranges::equal(of_lower.name(), lower.wire())) << spelled;
+            EXPECT_TRUE(std::ranges::equal(of_lower.echo_name(), test::name(spelled).wire()))
+                << spelled;
+        }
+    }
+}
+
 TEST_F(CacheTest, DoBitTypeAndClassAreSeparateEntries) {
     Cache cache(clock_);
     ASSERT_TRUE(cache.insert(key("www.example.com"), simple_answer()));
