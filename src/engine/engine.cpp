@@ -329,7 +329,7 @@ Decision Engine::answer_question(const wire::MessageView& view, const wire::Ques
     const filter::Verdict verdict =
         paused ? filter::Verdict{}
                : snapshot->match_hashed(lower.wire().data(), hashes,
-                                        groups_->selection(group, snapshot));
+                                        groups_->selection(group, snapshot), &regex_memo_);
     if (verdict.action == filter::Action::blocked) {
         to.ede_text = ede_text_for(*snapshot, verdict);
         Decision d =

@@ -1,8 +1,18 @@
 #include "regex_matcher.hpp"
 
-namespace moat::filter {
+#include <atomic>
 
-RegexMatcher::RegexMatcher() = default;
+namespace moat::filter {
+namespace {
+
+std::atomic<std::uint64_t> next_matcher_id{1};
+thread_local std::uint64_t set_searches = 0;
+
+}  // namespace
+
+RegexMatcher::RegexMatcher() : id_(next_matcher_id.fetch_add(1, std::memory_order_relaxed)) {}
+
+std::uint64_t RegexMatcher::searches_on_this_thread() noexcept { return set_searches; }
 
 re2::RE2::Options RegexMatcher::options() {
     re2::RE2::Options o;
@@ -24,11 +34,16 @@ bool RegexMatcher::compile() {
     return set_->Compile();
 }
 
-std::size_t RegexMatcher::match(std::string_view text,
-                                const ListSelection* selection) const noexcept {
-    if (!set_ || !set_->Match(re2::StringPiece(text.data(), text.size()), nullptr)) {
-        return kNone;
+bool RegexMatcher::any_rule_matches(std::string_view text) const noexcept {
+    if (!set_) {
+        return false;
     }
+    ++set_searches;
+    return set_->Match(re2::StringPiece(text.data(), text.size()), nullptr);
+}
+
+std::size_t RegexMatcher::which_rule(std::string_view text,
+                                     const ListSelection* selection) const noexcept {
     std::size_t found = kNone;
     for (std::size_t i = 0; i < rules_.size(); ++i) {
         if (selection != nullptr && !selection->has(rules_[i].list)) {

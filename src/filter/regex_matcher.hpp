@@ -41,9 +41,20 @@ public:
     bool compile();
 
     /// Index of the matching rule (an important one when several match) among the rules of the
-    /// lists `selection` marks (null: all), or kNone.
+    /// lists `selection` marks (null: all), or kNone: any_rule_matches(), then which_rule().
     [[nodiscard]] std::size_t match(std::string_view text,
-                                    const ListSelection* selection = nullptr) const noexcept;
+                                    const ListSelection* selection = nullptr) const noexcept {
+        return any_rule_matches(text) ? which_rule(text, selection) : kNone;
+    }
+    /// Whether some rule matches `text`, whatever the selection: one search of the set.
+    [[nodiscard]] bool any_rule_matches(std::string_view text) const noexcept;
+    /// match() once any_rule_matches() said yes: the rules tried one by one.
+    [[nodiscard]] std::size_t which_rule(std::string_view text,
+                                         const ListSelection* selection) const noexcept;
+    /// Unique among the matchers this process has made (RegexMemo's keys use it).
+    [[nodiscard]] std::uint64_t id() const noexcept { return id_; }
+    /// Searches of the set this thread has made: lets a test see a remembered name skip one.
+    [[nodiscard]] static std::uint64_t searches_on_this_thread() noexcept;
 
     [[nodiscard]] const Rule& rule(std::size_t i) const noexcept { return rules_[i]; }
     [[nodiscard]] std::size_t size() const noexcept { return rules_.size(); }
@@ -53,6 +64,7 @@ public:
 private:
     std::vector<Rule> rules_;
     std::unique_ptr<re2::RE2::Set> set_;
+    std::uint64_t id_;
 };
 
 }  // namespace moat::filter

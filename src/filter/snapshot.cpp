@@ -179,7 +179,7 @@ void Snapshot::prefetch(const std::uint8_t* lower_wire, SuffixHashes& hashes) co
 }
 
 Verdict Snapshot::match_hashed(const std::uint8_t* wire, const SuffixHashes& h,
-                               const ListSelection* selection) const noexcept {
+                               const ListSelection* selection, RegexMemo* memo) const noexcept {
     // NOLINTNEXTLINE(cppcoreguidelines-pro-type-member-init): probe() sets what decide() reads
     PairProbes allow_probes;
     // NOLINTNEXTLINE(cppcoreguidelines-pro-type-member-init): as above
@@ -197,22 +197,43 @@ Verdict Snapshot::match_hashed(const std::uint8_t* wire, const SuffixHashes& h,
         if (block.important || !allow_regex_ || allow_regex_->empty()) {
             return block;
         }
-        return match_regex(wire, block, selection);
+        return match_regex(wire, h, block, selection, memo);
     }
     if (!block_regex_ || block_regex_->empty()) {
         return {};
     }
-    return match_regex(wire, {}, selection);
+    return match_regex(wire, h, {}, selection, memo);
 }
 
-Verdict Snapshot::match_regex(const std::uint8_t* wire, Verdict hashed,
-                              const ListSelection* selection) const noexcept {
+Verdict Snapshot::match_regex(const std::uint8_t* wire, const SuffixHashes& hashes, Verdict hashed,
+                              const ListSelection* selection, RegexMemo* memo) const noexcept {
+    // The hash of the whole name keys the memo; the root's is the seed (name_hash.hpp).
+    const std::uint64_t name_hash = hashes.count > 0 ? hashes.hash[0] : kNameHashSeed;
     // NOLINTNEXTLINE(cppcoreguidelines-pro-type-member-init): dotted() writes what is read
     std::array<char, 256> buf;
-    const std::string_view text = dotted(wire, buf);
-    std::size_t b = RegexMatcher::kNone;
+    std::string_view text;
+    bool have_text = false;
+    // The rule of `matcher` that matches (kNone when none does), skipping the set's search for a
+    // name the memo holds and remembering one the search finds no rule for.
+    const auto rule_of = [&](const RegexMatcher& matcher) {
+        const std::uint64_t key = RegexMemo::key_of(name_hash, matcher.id());
+        if (memo != nullptr && memo->remembers(key)) {
+            return RegexMatcher::kNone;
+        }
+        if (!have_text) {
+            text = dotted(wire, buf);
+            have_text = true;
+        }
+        if (!matcher.any_rule_matches(text)) {
+            if (memo != nullptr) {
+                memo->remember(key);
+            }
+            return RegexMatcher::kNone;
+        }
+        return matcher.which_rule(text, selection);
+    };
     if (hashed.action == Action::none) {
-        b = block_regex_->match(text, selection);
+        const std::size_t b = rule_of(*block_regex_);
         if (b == RegexMatcher::kNone) {
             return {};
         }
@@ -229,7 +250,7 @@ Verdict Snapshot::match_regex(const std::uint8_t* wire, Verdict hashed,
         }
     }
     if (allow_regex_ && !allow_regex_->empty()) {
-        const std::size_t a = allow_regex_->match(text, selection);
+        const std::size_t a = rule_of(*allow_regex_);
         if (a != RegexMatcher::kNone) {
             const auto& rule = allow_regex_->rule(a);
             // Regex indexes: block rules first, then allow rules.

@@ -35,6 +35,7 @@
 #include "moat/engine/local_zone.hpp"
 #include "moat/engine/options.hpp"
 #include "moat/engine/stats.hpp"
+#include "moat/filter/regex_memo.hpp"
 #include "moat/filter/snapshot.hpp"
 #include "moat/filter/snapshot_publisher.hpp"
 #include "moat/wire/header.hpp"
@@ -154,6 +155,8 @@ private:
     LocalZone local_;
     const filter::SnapshotPublisher& snapshots_;
     filter::SnapshotReader snapshot_reader_;  ///< the queries' view of snapshots_, lock-free
+    /// Names the regex rules did not match, so a repeated name skips their search.
+    filter::RegexMemo regex_memo_;
     std::shared_ptr<cache::Cache> cache_;
     std::vector<wire::Name> private_reverse_zones_;
     std::unique_ptr<const SpecialNames> special_;

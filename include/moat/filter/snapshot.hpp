@@ -23,6 +23,7 @@
 #include "moat/filter/list_sets.hpp"
 #include "moat/filter/name_hash.hpp"
 #include "moat/filter/name_hash_set.hpp"
+#include "moat/filter/regex_memo.hpp"
 #include "moat/wire/name.hpp"
 
 namespace moat::filter {
@@ -69,9 +70,11 @@ public:
     /// match_lower_wire() in two steps, so that the tables' memory reads overlap the caller's
     /// other work: prefetch() hashes every suffix of the name into `hashes` and asks the CPU to
     /// fetch their directory words; match_hashed() then probes and decides with those hashes.
+    /// With a `memo`, a name its regex rules were found not to match before skips them.
     void prefetch(const std::uint8_t* lower_wire, SuffixHashes& hashes) const noexcept;
     [[nodiscard]] Verdict match_hashed(const std::uint8_t* lower_wire, const SuffixHashes& hashes,
-                                       const ListSelection* selection = nullptr) const noexcept;
+                                       const ListSelection* selection = nullptr,
+                                       RegexMemo* memo = nullptr) const noexcept;
     /// Convenience for tools and tests: a presentation-format name (any case). An invalid name
     /// gets Action::none.
     [[nodiscard]] Verdict match_text(std::string_view name) const noexcept;
@@ -95,8 +98,9 @@ public:
 private:
     friend class Compiler;
 
-    [[nodiscard]] Verdict match_regex(const std::uint8_t* wire, Verdict hashed,
-                                      const ListSelection* selection) const noexcept;
+    [[nodiscard]] Verdict match_regex(const std::uint8_t* wire, const SuffixHashes& hashes,
+                                      Verdict hashed, const ListSelection* selection,
+                                      RegexMemo* memo) const noexcept;
 
     std::vector<ListInfo> lists_;
     ListSets sets_;

@@ -361,6 +361,18 @@ TEST_F(EngineBlocking, TheNextQueryUsesANewlyPublishedSnapshot) {
     EXPECT_EQ(h_.decide({.qname = "tracker.example.net"}).action, Action::forward);
 }
 
+TEST_F(EngineBlocking, ARegexPublishedLaterBlocksANameTheRegexesMissedBefore) {
+    // The engine remembers names its snapshot's regex rules do not match; a new snapshot's
+    // rules are searched again.
+    h_.block("ads.example.com\n(^|\\.)doubleclick\\.net$\n");
+    EXPECT_EQ(h_.decide({.qname = "tracker.example.org"}).action, Action::forward);
+    EXPECT_EQ(h_.decide({.qname = "tracker.example.org"}).action, Action::forward);
+    EXPECT_EQ(h_.decide({.qname = "ad.doubleclick.net"}).outcome, Outcome::blocked);
+    h_.block("ads.example.com\n^tracker\\.\n");
+    EXPECT_EQ(h_.decide({.qname = "tracker.example.org"}).outcome, Outcome::blocked);
+    EXPECT_EQ(h_.decide({.qname = "ad.doubleclick.net"}).action, Action::forward);
+}
+
 TEST_F(EngineBlocking, ARefreshLetsTheReplacedSnapshotGoWithoutAQuery) {
     auto first = test::snapshot_of("first.example\n", {});
     const std::weak_ptr<const filter::Snapshot> watch = first;
