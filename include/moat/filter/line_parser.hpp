@@ -75,8 +75,8 @@ struct NormalizedName {
 
 /// Normalises a domain name: lower-cases, drops one trailing dot, checks characters (letters,
 /// digits, '-', '_') and lengths (wire::Name::from_text), and hashes it from the label
-/// boundaries that one pass found. `text` is a view of `text` itself when it was lower-case
-/// already, else of `buf`. Empty on failure.
+/// boundaries that one pass found. The result's text is a view into `text` when that was
+/// lower-case already, else into `buf`. Empty on failure.
 [[nodiscard]] std::optional<NormalizedName> normalize_name(std::string_view text,
                                                            std::array<char, 256>& buf) noexcept;
 
