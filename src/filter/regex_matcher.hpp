@@ -2,7 +2,7 @@
 //
 // The set says whether any rule matches in one linear-time pass; only then are the individual
 // rules tried to find which one (and whether an $important one did). Immutable after compile();
-// match() is safe from many threads (RE2 guarantees it) and does not allocate once RE2's DFA
+// matching is safe from many threads (RE2 guarantees it) and does not allocate once RE2's DFA
 // cache is warm.
 #pragma once
 
@@ -40,15 +40,11 @@ public:
     /// Builds the set. False when RE2 cannot (memory budget exceeded).
     bool compile();
 
-    /// Index of the matching rule (an important one when several match) among the rules of the
-    /// lists `selection` marks (null: all), or kNone: any_rule_matches(), then which_rule().
-    [[nodiscard]] std::size_t match(std::string_view text,
-                                    const ListSelection* selection = nullptr) const noexcept {
-        return any_rule_matches(text) ? which_rule(text, selection) : kNone;
-    }
     /// Whether some rule matches `text`, whatever the selection: one search of the set.
     [[nodiscard]] bool any_rule_matches(std::string_view text) const noexcept;
-    /// match() once any_rule_matches() said yes: the rules tried one by one.
+    /// Once any_rule_matches() said yes: the index of the matching rule (an important one when
+    /// several match) among the rules of the lists `selection` marks (null: all), or kNone. The
+    /// rules are tried one by one.
     [[nodiscard]] std::size_t which_rule(std::string_view text,
                                          const ListSelection* selection) const noexcept;
     /// Unique among the matchers this process has made (RegexMemo's keys use it).
