@@ -1,68 +1,69 @@
 #include "moat/filter/compiler.hpp"
 
-#include <array>
+#include <algorithm>
 #include <utility>
 
-#include "moat/filter/line_parser.hpp"
 #include "moat/filter/list_scan.hpp"
 #include "regex_matcher.hpp"
+#include "rule_tables.hpp"
 
 namespace moat::filter {
+namespace {
 
-/// Collects the rules of one line into the compiler's tables.
-class Compiler::Sink final : public RuleSink {
-public:
-    Sink(Compiler& c, std::size_t list, std::uint64_t line) : c_(c), list_(list), line_(line) {}
-
-    void on_name(const NameRule& rule) override {
-        const bool allow = rule.exception || kind() == ListKind::allow;
-        const auto list = static_cast<std::uint16_t>(list_);
-        const auto line = static_cast<std::uint32_t>(line_);
-        if (rule.match == RuleMatch::exact) {
-            (allow ? c_.allow_exact_ : c_.block_exact_).add(rule.hash, list, rule.important, line);
-        } else {
-            (allow ? c_.allow_subtree_ : c_.block_subtree_)
-                .add(rule.hash, list, rule.important, line);
-        }
-        ++stats().entries;
+/// Adds a part's counts of one list to the compiler's.
+void add_stats(ListStats& to, ListStats&& from) {
+    to.lines += from.lines;
+    to.entries += from.entries;
+    to.comments += from.comments;
+    to.skipped += from.skipped;
+    to.unsupported += from.unsupported;
+    to.invalid += from.invalid;
+    // Each side kept its own first invalid lines, so the first of the whole list are among them.
+    std::move(from.first_invalid.begin(), from.first_invalid.end(),
+              std::back_inserter(to.first_invalid));
+    std::stable_sort(to.first_invalid.begin(), to.first_invalid.end(),
+                     [](const InvalidLine& a, const InvalidLine& b) { return a.line < b.line; });
+    if (to.first_invalid.size() > ListStats::kMaxReportedInvalid) {
+        to.first_invalid.resize(ListStats::kMaxReportedInvalid);
     }
+}
 
-    bool on_regex(const RegexRule& rule) override {
-        auto re = std::make_unique<re2::RE2>(
-            re2::StringPiece(rule.pattern.data(), rule.pattern.size()), RegexMatcher::options());
-        if (!re->ok()) {
-            return false;
-        }
-        const bool allow = rule.exception || kind() == ListKind::allow;
-        (allow ? c_.allow_regex_ : c_.block_regex_)
-            ->add({std::move(re), static_cast<std::uint16_t>(list_),
-                   static_cast<std::uint32_t>(line_), rule.important});
-        ++stats().entries;
-        return true;
+/// The matcher of a kind's regex rules, in the order of their lists and lines, however the
+/// lines were spread over parts.
+std::unique_ptr<RegexMatcher> matcher_of(std::vector<RegexMatcher::Rule>& rules) {
+    std::stable_sort(rules.begin(), rules.end(),
+                     [](const RegexMatcher::Rule& a, const RegexMatcher::Rule& b) {
+                         return a.list != b.list ? a.list < b.list : a.line < b.line;
+                     });
+    auto matcher = std::make_unique<RegexMatcher>();
+    for (RegexMatcher::Rule& r : rules) {
+        matcher->add(std::move(r));
     }
+    rules.clear();
+    return matcher;
+}
 
-    void on_skipped() override { ++stats().skipped; }
-
-private:
-    [[nodiscard]] ListKind kind() const noexcept { return c_.lists_[list_].info.spec.kind; }
-    ListStats& stats() noexcept { return c_.lists_[list_].info.stats; }
-
-    Compiler& c_;
-    std::size_t list_;
-    std::uint64_t line_;
-};
+}  // namespace
 
 Compiler::Compiler(CompileOptions options)
-    : options_(options),
-      block_exact_(options.keep_line_numbers),
-      block_subtree_(options.keep_line_numbers),
-      allow_exact_(options.keep_line_numbers),
-      allow_subtree_(options.keep_line_numbers),
-      block_regex_(std::make_unique<RegexMatcher>()),
-      allow_regex_(std::make_unique<RegexMatcher>()) {}
+    : options_(options), tables_(std::make_unique<RuleTables>(options.keep_line_numbers)) {}
 Compiler::Compiler(Compiler&&) noexcept = default;
 Compiler& Compiler::operator=(Compiler&&) noexcept = default;
 Compiler::~Compiler() = default;
+
+Compiler::Part::Part(bool keep_line_numbers)
+    : tables_(std::make_unique<RuleTables>(keep_line_numbers)) {}
+Compiler::Part::Part(Part&&) noexcept = default;
+Compiler::Part& Compiler::Part::operator=(Part&&) noexcept = default;
+Compiler::Part::~Part() = default;
+
+void Compiler::Part::parse(std::size_t list, const ListSpec& spec, std::uint64_t first_line,
+                           std::string_view text) {
+    if (stats_.size() <= list) {
+        stats_.resize(list + 1);
+    }
+    parse_lines(*tables_, stats_[list], spec, list, first_line, text);
+}
 
 tl::expected<std::size_t, Errc> Compiler::open_list(ListSpec spec) {
     if (lists_.size() >= kMaxLists) {
@@ -74,11 +75,7 @@ tl::expected<std::size_t, Errc> Compiler::open_list(ListSpec spec) {
 
 void Compiler::parse(std::size_t list, std::string_view line) {
     ListInfo& info = lists_[list].info;
-    ++info.stats.lines;
-    Sink sink(*this, list, info.stats.lines);
-    record_line(info.stats,
-                parse_line(line, info.spec.format, info.spec.entries_include_subdomains, sink),
-                line);
+    parse_one_line(*tables_, info.stats, info.spec, list, info.stats.lines + 1, line);
 }
 
 tl::expected<void, Errc> Compiler::feed(std::size_t list, std::string_view bytes) {
@@ -113,17 +110,29 @@ tl::expected<std::size_t, Errc> Compiler::add_stream(ListSpec spec, std::istream
     if (!list) {
         return list;
     }
-    std::string chunk(std::size_t{64} * 1024, '\0');
-    while (in) {
-        in.read(chunk.data(), static_cast<std::streamsize>(chunk.size()));
-        const auto got = static_cast<std::size_t>(in.gcount());
-        if (got == 0) {
-            break;
-        }
-        (void)feed(*list, std::string_view(chunk.data(), got));
-    }
+    read_chunks(in, [&](std::string_view chunk) { (void)feed(*list, chunk); });
     (void)close_list(*list);
     return list;
+}
+
+Compiler::Part Compiler::part() const { return Part(options_.keep_line_numbers); }
+
+tl::expected<void, Errc> Compiler::merge(std::vector<Part> parts) {
+    std::vector<RuleTables*> tables;
+    for (Part& part : parts) {
+        if (part.stats_.size() > lists_.size()) {
+            return tl::unexpected(Errc::bad_list);
+        }
+        tables.push_back(part.tables_.get());
+    }
+    tables_->absorb(tables);
+    for (Part& part : parts) {
+        for (std::size_t i = 0; i < part.stats_.size(); ++i) {
+            add_stats(lists_[i].info.stats, std::move(part.stats_[i]));
+        }
+        part.stats_.clear();
+    }
+    return {};
 }
 
 const ListStats& Compiler::stats(std::size_t list) const noexcept {
@@ -136,25 +145,28 @@ tl::expected<std::shared_ptr<const Snapshot>, Errc> Compiler::build() && {
             (void)close_list(i);
         }
     }
+    RuleTables& t = *tables_;
     constexpr std::size_t kMaxEntries = 0xFFFFFFF0;  // table indexes are 32-bit
-    for (const auto* b : {&block_exact_, &block_subtree_, &allow_exact_, &allow_subtree_}) {
+    for (const auto* b : {&t.block_exact, &t.block_subtree, &t.allow_exact, &t.allow_subtree}) {
         if (b->size() > kMaxEntries) {
             return tl::unexpected(Errc::too_many_rules);
         }
     }
-    if (!block_regex_->compile() || !allow_regex_->compile()) {
+    auto block_regex = matcher_of(t.block_regex);
+    auto allow_regex = matcher_of(t.allow_regex);
+    if (!block_regex->compile() || !allow_regex->compile()) {
         return tl::unexpected(Errc::regex_set);
     }
     auto snap = std::make_shared<Snapshot>();
     // One table at a time: each builder frees its blocks as its table fills.
     snap->sets_ = ListSets(lists_.size());
-    snap->block_exact_ = block_exact_.build(snap->sets_);
-    snap->block_subtree_ = block_subtree_.build(snap->sets_);
-    snap->allow_exact_ = allow_exact_.build(snap->sets_);
-    snap->allow_subtree_ = allow_subtree_.build(snap->sets_);
+    snap->block_exact_ = t.block_exact.build(snap->sets_);
+    snap->block_subtree_ = t.block_subtree.build(snap->sets_);
+    snap->allow_exact_ = t.allow_exact.build(snap->sets_);
+    snap->allow_subtree_ = t.allow_subtree.build(snap->sets_);
     snap->sets_.finish();
-    snap->block_regex_ = std::move(block_regex_);
-    snap->allow_regex_ = std::move(allow_regex_);
+    snap->block_regex_ = std::move(block_regex);
+    snap->allow_regex_ = std::move(allow_regex);
     snap->lists_.reserve(lists_.size());
     for (OpenList& l : lists_) {
         snap->lists_.push_back(std::move(l.info));

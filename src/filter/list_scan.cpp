@@ -2,7 +2,9 @@
 
 #include <re2/re2.h>
 
-#include <array>
+#include <algorithm>
+#include <string>
+#include <vector>
 
 #include "regex_matcher.hpp"
 
@@ -32,18 +34,34 @@ private:
     ListStats& stats_;
 };
 
+/// Keeps the invalid line if it is among the first kMaxReportedInvalid seen by number. Lines
+/// usually come in order and the list just fills; a Compiler::Part may be given later runs of a
+/// list first, and then a smaller number takes the place of the largest.
+void remember_invalid(ListStats& stats, std::uint64_t number, std::string_view line) {
+    std::vector<InvalidLine>& kept = stats.first_invalid;
+    if (kept.size() < ListStats::kMaxReportedInvalid) {
+        kept.push_back({number, std::string(line.substr(0, 200))});
+        return;
+    }
+    const auto last = std::max_element(
+        kept.begin(), kept.end(),
+        [](const InvalidLine& a, const InvalidLine& b) { return a.line < b.line; });
+    if (number < last->line) {
+        *last = {number, std::string(line.substr(0, 200))};
+    }
+}
+
 }  // namespace
 
-void record_line(ListStats& stats, LineOutcome outcome, std::string_view line) {
+void record_line(ListStats& stats, LineOutcome outcome, std::uint64_t number,
+                 std::string_view line) {
     switch (outcome) {
         case LineOutcome::rules: break;
         case LineOutcome::comment: ++stats.comments; break;
         case LineOutcome::unsupported: ++stats.unsupported; break;
         case LineOutcome::invalid:
             ++stats.invalid;
-            if (stats.first_invalid.size() < ListStats::kMaxReportedInvalid) {
-                stats.first_invalid.push_back({stats.lines, std::string(line.substr(0, 200))});
-            }
+            remember_invalid(stats, number, line);
             break;
     }
 }
@@ -53,18 +71,10 @@ ListStats scan_list(std::istream& in, ListFormat format, bool include_subdomains
     CountingSink sink(stats);
     auto on_line = [&](std::string_view line) {
         ++stats.lines;
-        record_line(stats, parse_line(line, format, include_subdomains, sink), line);
+        record_line(stats, parse_line(line, format, include_subdomains, sink), stats.lines, line);
     };
     LineSplitter splitter;
-    std::array<char, std::size_t{64} * 1024> chunk{};
-    while (in) {
-        in.read(chunk.data(), static_cast<std::streamsize>(chunk.size()));
-        const auto got = static_cast<std::size_t>(in.gcount());
-        if (got == 0) {
-            break;
-        }
-        splitter.feed(std::string_view(chunk.data(), got), on_line);
-    }
+    read_chunks(in, [&](std::string_view chunk) { splitter.feed(chunk, on_line); });
     splitter.finish(on_line);
     return stats;
 }

@@ -12,6 +12,12 @@
 // when the compiled form cannot be made (too many lists, RE2 out of its memory budget), and then
 // the caller keeps publishing the snapshot it has. Not thread-safe: one compiler per rebuild, on
 // one thread.
+//
+// Parsing is most of a compile, and it can be spread over threads the caller owns (this module
+// starts none): each thread fills a Compiler::Part with runs of whole lines, and merge() adds the
+// parts to the compiler before build(). The snapshot is the same however the lines were spread:
+// the name tables are sorted by name, then list, then line, and the regex rules by list and line.
+// lists/parallel_load.hpp does this for the daemon.
 #pragma once
 
 #include <cstddef>
@@ -36,9 +42,13 @@ struct CompileOptions {
     bool keep_line_numbers = true;
 };
 
+struct RuleTables;
+
 class Compiler {
 public:
     static constexpr std::size_t kMaxLists = std::size_t{NameHashSet::kMaxList} + 1;
+
+    class Part;
 
     explicit Compiler(CompileOptions options = {});
     Compiler(const Compiler&) = delete;
@@ -59,13 +69,21 @@ public:
     /// open_list + feed in 64 KiB chunks + close_list. A read error ends the list where it is.
     tl::expected<std::size_t, Errc> add_stream(ListSpec spec, std::istream& in);
 
+    /// An empty part for another thread to parse lines into; see Part.
+    [[nodiscard]] Part part() const;
+    /// Adds the parts' rules and counts to this compiler's, all at once (their tables are put
+    /// together without copying, which works once per table); the parts are spent. Every list
+    /// a part parsed lines of must have been opened here (else Errc::bad_list and nothing is
+    /// added). Throws std::bad_alloc, after which the compiler is not to be built.
+    tl::expected<void, Errc> merge(std::vector<Part> parts);
+
+    /// A list's counts so far: the lines fed here and those of the parts merged.
     [[nodiscard]] const ListStats& stats(std::size_t list) const noexcept;
 
     /// Builds the snapshot; the compiler is spent afterwards.
     tl::expected<std::shared_ptr<const Snapshot>, Errc> build() &&;
 
 private:
-    class Sink;
     struct OpenList {
         ListInfo info;
         LineSplitter lines;
@@ -75,12 +93,33 @@ private:
 
     CompileOptions options_;
     std::vector<OpenList> lists_;
-    NameHashSet::Builder block_exact_;
-    NameHashSet::Builder block_subtree_;
-    NameHashSet::Builder allow_exact_;
-    NameHashSet::Builder allow_subtree_;
-    std::unique_ptr<RegexMatcher> block_regex_;
-    std::unique_ptr<RegexMatcher> allow_regex_;
+    std::unique_ptr<RuleTables> tables_;
+};
+
+/// Lines of the compiler's lists parsed apart from it: a part touches neither its compiler nor
+/// other parts, so each thread of a parallel load fills its own while the compiler goes on
+/// opening lists. Lines may be spread over parts in any runs and any order; merge() brings them
+/// together.
+class Compiler::Part {
+public:
+    Part(const Part&) = delete;
+    Part& operator=(const Part&) = delete;
+    Part(Part&&) noexcept;
+    Part& operator=(Part&&) noexcept;
+    ~Part();
+
+    /// Parses `text`, whole lines of list `list` (opened in the compiler with `spec`): split at
+    /// '\n', a last line without one is a line too, and the first is line `first_line` of the
+    /// list (1-based, as verdicts and reports cite it). Throws std::bad_alloc.
+    void parse(std::size_t list, const ListSpec& spec, std::uint64_t first_line,
+               std::string_view text);
+
+private:
+    friend class Compiler;
+    explicit Part(bool keep_line_numbers);
+
+    std::unique_ptr<RuleTables> tables_;
+    std::vector<ListStats> stats_;  ///< by list index, as far as this part has seen lists
 };
 
 }  // namespace moat::filter

@@ -7,6 +7,8 @@
 // downloaded list (empty? shrunk?) before the download replaces the last good copy.
 #pragma once
 
+#include <cstddef>
+#include <cstdint>
 #include <istream>
 #include <string>
 #include <string_view>
@@ -52,9 +54,26 @@ private:
     std::string pending_;  ///< a partial line carried between feed() calls
 };
 
+/// Calls `on_chunk(std::string_view)` with each read of up to 64 KiB from `in`, until its end;
+/// a read error ends it where it is. How every list file is read (compiler, scan, parallel load).
+template <class F>
+void read_chunks(std::istream& in, F&& on_chunk) {
+    std::string chunk(std::size_t{64} * 1024, '\0');
+    while (in) {
+        in.read(chunk.data(), static_cast<std::streamsize>(chunk.size()));
+        const auto got = static_cast<std::size_t>(in.gcount());
+        if (got == 0) {
+            break;
+        }
+        on_chunk(std::string_view(chunk.data(), got));
+    }
+}
+
 /// Books one parsed line (already counted in `stats.lines`) by its outcome; an invalid line is
-/// remembered with its number while fewer than ListStats::kMaxReportedInvalid are.
-void record_line(ListStats& stats, LineOutcome outcome, std::string_view line);
+/// remembered with its `number` if it is among the first ListStats::kMaxReportedInvalid by
+/// number (in the order met; merging parts sorts them).
+void record_line(ListStats& stats, LineOutcome outcome, std::uint64_t number,
+                 std::string_view line);
 
 /// Reads `in` to its end and returns what compiling it as `format` would count. Regex rules are
 /// checked with the compiler's RE2 options; nothing else is kept.

@@ -18,7 +18,7 @@
 // (list, line) keeps the line, the payload becomes the set of their lists (list_sets.hpp),
 // important bits are or-ed. Last, one pass packs the keys and writes the directory, whose pages
 // grow as the keys' pages are given back. The peak is the entries with full 8-byte keys, 14
-// bytes an entry, plus up to 64 KiB populated ahead in each array.
+// bytes an entry, plus up to 32 KiB populated ahead in each array.
 //
 // Collisions: keys are full 64-bit hashes, with no text kept to confirm a hit. With n rules and a
 // query of k labels, a name in no list is wrongly matched with probability about k * n / 2^64:
@@ -27,6 +27,8 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <span>
+#include <utility>
 #include <vector>
 
 #include "moat/filter/list_sets.hpp"
@@ -157,6 +159,44 @@ public:
         meta_.append(static_cast<std::uint16_t>(list | (important ? kImportantBit : 0U)));
     }
 
+    /// Appends the entries of `others` (builders filled on other threads) and empties them,
+    /// moving their columns' pages instead of copying them (MappedArray::absorb). The largest
+    /// of all keeps its columns; before each other's pages are put at the end, the columns are
+    /// padded to a page boundary with copies of the last entry: duplicates of one rule in one
+    /// list, which build() merges into that rule. All must keep line numbers alike. The set
+    /// built is the same whatever order entries came in. Throws std::bad_alloc, after which
+    /// the builders are not to be built (the compile they serve is lost).
+    void absorb(std::span<Builder* const> others) {
+        std::size_t total = size();
+        for (Builder* other : others) {
+            if (other->size() > size()) {
+                std::swap(*this, *other);
+            }
+            total += other->size();
+        }
+        if (total == size()) {
+            return;
+        }
+        // Room for everything first, padding included: once a column holds pages moved from
+        // another it cannot be resized in place (MappedArray::absorb).
+        const std::size_t step = padding_step();
+        total += (others.size() + 1) * step;
+        keys_.reserve(total);
+        meta_.reserve(total);
+        if (keep_lines_) {
+            lines_.reserve(total);
+        }
+        for (Builder* other : others) {
+            if (other->size() == 0) {
+                continue;
+            }
+            pad_to_page();
+            keys_.absorb(std::move(other->keys_));
+            meta_.absorb(std::move(other->meta_));
+            lines_.absorb(std::move(other->lines_));
+        }
+    }
+
     [[nodiscard]] std::size_t size() const noexcept { return keys_.size(); }
 
     /// Builds the set; the builder is empty afterwards. A name added by several lists keeps
@@ -164,6 +204,23 @@ public:
     NameHashSet build(ListSets& sets);
 
 private:
+    /// Entries that fill whole pages in every column: the narrowest column (2-byte list words)
+    /// needs the most.
+    static std::size_t padding_step() noexcept {
+        return mapping::page_size() / sizeof(std::uint16_t);
+    }
+    /// Appends copies of the last entry until every column ends on a page boundary.
+    void pad_to_page() {
+        const std::size_t step = padding_step();
+        const std::size_t n = size();
+        const std::size_t padded = (n + step - 1) / step * step;
+        const std::uint16_t meta = meta_[n - 1];
+        for (std::size_t i = n; i < padded; ++i) {
+            add(keys_[n - 1], static_cast<std::uint16_t>(meta & kMaxList),
+                (meta & kImportantBit) != 0, keep_lines_ ? lines_[n - 1] : 0);
+        }
+    }
+
     bool keep_lines_;
     MappedArray<std::uint64_t> keys_;
     MappedArray<std::uint16_t> meta_;

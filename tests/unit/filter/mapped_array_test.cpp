@@ -74,3 +74,81 @@ TEST(MappedArray, MovesAndReleasesTheMapping) {
 
 }  // namespace
 }  // namespace moat::filter
+
+namespace moat::filter {
+namespace {
+
+/// Values i * 7 for i in [from, to): the second half of counting(to).
+MappedArray<std::uint32_t> counting_from(std::size_t from, std::size_t to) {
+    MappedArray<std::uint32_t> a;
+    for (std::size_t i = from; i < to; ++i) {
+        a.push_back(static_cast<std::uint32_t>(i * 7));
+    }
+    return a;
+}
+
+TEST(MappedArray, AbsorbMovesTheOthersPagesToTheEnd) {
+    // The first array ends on a page boundary, as absorb() requires; the second may end
+    // anywhere, and growth after the absorb goes on from its last value.
+    const std::size_t page_values = mapping::page_size() / sizeof(std::uint32_t);
+    for (const std::size_t split :
+         {page_values, 37 * page_values, (kMany / 2) / page_values * page_values}) {
+        MappedArray<std::uint32_t> a = counting(split);
+        MappedArray<std::uint32_t> b = counting_from(split, kMany);
+        a.absorb(std::move(b));
+        ASSERT_EQ(a.size(), kMany) << split;
+        EXPECT_TRUE(holds_counting(a, kMany)) << split;
+        EXPECT_TRUE(b.empty());
+        EXPECT_EQ(b.mapped_bytes(), 0U);
+        for (std::size_t i = 0; i < 2 * page_values; ++i) {
+            a.push_back(static_cast<std::uint32_t>((kMany + i) * 7));
+        }
+        EXPECT_TRUE(holds_counting(a, kMany + 2 * page_values)) << split;
+    }
+}
+
+TEST(MappedArray, AbsorbIntoAnEmptyArrayTakesTheMappingWithoutACopy) {
+    MappedArray<std::uint32_t> a;
+    MappedArray<std::uint32_t> b = counting(kMany);
+    const std::uint32_t* const mapping = b.data();
+    a.absorb(std::move(b));
+    EXPECT_EQ(a.data(), mapping);
+    EXPECT_TRUE(holds_counting(a, kMany));
+    EXPECT_EQ(b.mapped_bytes(), 0U);
+}
+
+TEST(MappedArray, AbsorbOfAnEmptyArrayChangesNothing) {
+    MappedArray<std::uint32_t> a = counting(100);
+    const std::size_t mapped = a.mapped_bytes();
+    a.absorb(MappedArray<std::uint32_t>());
+    EXPECT_EQ(a.size(), 100U);
+    EXPECT_EQ(a.mapped_bytes(), mapped);
+    EXPECT_TRUE(holds_counting(a, 100));
+}
+
+}  // namespace
+}  // namespace moat::filter
+
+namespace moat::filter {
+namespace {
+
+TEST(MappedArray, GrowsPastItsRoomAfterAnAbsorb) {
+    // After absorb() the array spans two of the kernel's mappings, which mremap cannot grow
+    // at once: growing then copies into one new mapping, values intact.
+    const std::size_t page_values = mapping::page_size() / sizeof(std::uint32_t);
+    MappedArray<std::uint32_t> a = counting(page_values);
+    MappedArray<std::uint32_t> b;
+    for (std::size_t i = page_values; i < 2 * page_values; ++i) {
+        b.push_back(static_cast<std::uint32_t>(i * 7));
+    }
+    a.absorb(std::move(b));
+    const std::size_t room = a.mapped_bytes() / sizeof(std::uint32_t);
+    for (std::size_t i = 2 * page_values; i < 4 * room; ++i) {
+        a.push_back(static_cast<std::uint32_t>(i * 7));
+    }
+    EXPECT_GT(a.mapped_bytes(), room * sizeof(std::uint32_t));
+    EXPECT_TRUE(holds_counting(a, 4 * room));
+}
+
+}  // namespace
+}  // namespace moat::filter

@@ -5,6 +5,7 @@
 
 #include <gtest/gtest.h>
 
+#include <array>
 #include <cstdint>
 #include <random>
 #include <unordered_map>
@@ -197,6 +198,53 @@ TEST(NameHashSet, KeysSharingTheirTopBitsAreAllFound) {
         ASSERT_NE(at, NameHashSet::kNotFound);
         EXPECT_EQ(set.line(at), k & 0xFFFF);
         EXPECT_EQ(set.find(k + 1), NameHashSet::kNotFound);
+    }
+}
+
+TEST(NameHashSet, BuildersFilledApartAndAbsorbedBuildTheSameSet) {
+    // Entries spread over three builders (as three threads fill them), with duplicates inside
+    // and across them, absorbed into one: the same keys, lists, lines and flags as one builder.
+    constexpr std::size_t kEntries = 60'000;
+    const auto keys = random_keys(kEntries / 2, 99);
+    std::mt19937_64 rng(5);
+    NameHashSet::Builder whole(true);
+    std::vector<NameHashSet::Builder> parts;
+    for (int i = 0; i < 3; ++i) {
+        parts.emplace_back(true);
+    }
+    for (std::size_t i = 0; i < kEntries; ++i) {
+        const std::uint64_t key = keys[rng() % keys.size()];
+        const auto list = static_cast<std::uint16_t>(rng() % 40);
+        const bool important = rng() % 7 == 0;
+        const auto line = static_cast<std::uint32_t>(1 + rng() % 100'000);
+        whole.add(key, list, important, line);
+        parts[rng() % parts.size()].add(key, list, important, line);
+    }
+    const std::size_t third = parts[2].size();
+    const std::array<NameHashSet::Builder*, 2> others{&parts[1], &parts[2]};
+    parts[0].absorb(others);               // the largest keeps its columns, wherever it was
+    EXPECT_GE(parts[0].size(), kEntries);  // with the padding, merged away by build()
+    EXPECT_EQ(parts[1].size(), 0U);
+    EXPECT_EQ(parts[2].size(), 0U);
+    EXPECT_GT(third, 0U);
+    ListSets sets_whole(64);
+    ListSets sets_parts(64);
+    const NameHashSet a = whole.build(sets_whole);
+    const NameHashSet b = parts[0].build(sets_parts);
+    ASSERT_EQ(a.size(), b.size());
+    for (const std::uint64_t k : keys) {
+        const std::uint32_t at = a.find(k);
+        const std::uint32_t bt = b.find(k);
+        ASSERT_EQ(at == NameHashSet::kNotFound, bt == NameHashSet::kNotFound);
+        if (at == NameHashSet::kNotFound) {
+            continue;
+        }
+        EXPECT_EQ(a.line(at), b.line(bt));
+        EXPECT_EQ(a.important(at), b.important(bt));
+        const auto lists_a = sets_whole.lists(a.list(at));
+        const auto lists_b = sets_parts.lists(b.list(bt));
+        EXPECT_EQ(std::vector<std::uint16_t>(lists_a.begin(), lists_a.end()),
+                  std::vector<std::uint16_t>(lists_b.begin(), lists_b.end()));
     }
 }
 
