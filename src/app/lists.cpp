@@ -5,11 +5,16 @@
 #include <array>
 #include <ctime>
 #include <fstream>
+#include <functional>
 #include <istream>
+#include <string>
+#include <utility>
+#include <vector>
 
 #include "embedded.hpp"
 #include "moat/filter/compiler.hpp"
 #include "moat/lists/copy_check.hpp"
+#include "moat/lists/parallel_load.hpp"
 #include "moat/lists/state_dir.hpp"
 
 namespace moat::app {
@@ -70,8 +75,17 @@ std::string rules_text(const std::vector<std::string>& rules) {
 
 namespace {
 
+/// A list handed to the load: what to report of it once every line is parsed, and anything
+/// to check against its counts then.
+struct Loaded {
+    std::size_t index = 0;
+    std::string where;
+    std::function<void(const filter::ListStats&)> then;
+};
+
 /// [rules] deny and allow as two more lists (line N: the Nth rule), for every group.
-void add_rules(const config::Config& config, filter::Compiler& compiler, CompiledLists& result) {
+void add_rules(const config::Config& config, lists::ParallelLoad& load, CompiledLists& result,
+               std::vector<Loaded>& loaded) {
     for (const filter::ListKind kind : {filter::ListKind::block, filter::ListKind::allow}) {
         const bool block = kind == filter::ListKind::block;
         const auto& rules = block ? config.rules.deny : config.rules.allow;
@@ -81,8 +95,8 @@ void add_rules(const config::Config& config, filter::Compiler& compiler, Compile
         const char* name = block ? kDenyRulesName : kAllowRulesName;
         filter::ListSpec spec{rules_id(config, kind), name, kind, filter::ListFormat::auto_detect,
                               false};
-        if (auto added = compiler.add_text(spec, rules_text(rules))) {
-            report(name, compiler.stats(*added));
+        if (auto added = load.add_text(spec, rules_text(rules))) {
+            loaded.push_back({*added, name, {}});
             result.sources.push_back({name, "", false});
         }
     }
@@ -102,27 +116,28 @@ filter::ListSpec spec_of(const ListFile& f) {
 
 /// A local list: a list that cannot be read is a problem (a reload with problems keeps the
 /// running lists).
-void add_local(const ListFile& f, filter::Compiler& compiler, CompiledLists& result) {
+void add_local(const ListFile& f, lists::ParallelLoad& load, CompiledLists& result,
+               std::vector<Loaded>& loaded) {
     const std::string& path = f.list.path;
     std::ifstream in(path, std::ios::binary);
     if (!in) {
         result.problems.push_back("list \"" + f.list.name + "\": cannot open " + path);
         return;
     }
-    auto added = compiler.add_stream(spec_of(f), in);
+    auto added = load.add_stream(spec_of(f), in);
     if (!added) {
         result.problems.push_back("list \"" + f.list.name + "\": too many lists");
         return;
     }
-    report(path, compiler.stats(*added));
+    loaded.push_back({*added, path, {}});
     result.sources.push_back({f.list.name, path, false});
 }
 
 /// A downloaded list, from its last good copy. The copy is digested while it compiles and
 /// compared with its status: a damaged copy (truncated, overwritten) is still served as far as it
 /// reads, since that is the best there is, but said, and the next refresh downloads it whole.
-void add_downloaded(const ListFile& f, const lists::StateDir& dir, filter::Compiler& compiler,
-                    CompiledLists& result) {
+void add_downloaded(const ListFile& f, const lists::StateDir& dir, lists::ParallelLoad& load,
+                    CompiledLists& result, std::vector<Loaded>& loaded) {
     const std::string key = lists::StateDir::key_of(f.list.name, f.list.url);
     const std::string path = dir.copy_path(key).string();
     lists::DigestingReader reader(path);
@@ -132,24 +147,27 @@ void add_downloaded(const ListFile& f, const lists::StateDir& dir, filter::Compi
         return;
     }
     std::istream in(&reader);
-    auto added = compiler.add_stream(spec_of(f), in);
+    auto added = load.add_stream(spec_of(f), in);
     if (!added) {
         result.problems.push_back("list \"" + f.list.name + "\": too many lists");
         return;
     }
-    const filter::ListStats& stats = compiler.stats(*added);
-    report(f.list.name + " (" + f.list.url + ")", stats);
     result.sources.push_back({f.list.name, path, false});
+    Loaded list{*added, f.list.name + " (" + f.list.url + ")", {}};
     const auto status = dir.read_status(key);
-    if (!status) {
-        return;  // nothing to compare with; the next refresh writes a status
+    if (status) {  // else nothing to compare with; the next refresh writes a status
+        std::string damage = lists::copy_mismatch(*status, reader.finish());
+        if (!damage.empty()) {
+            list.then = [name = f.list.name, path, damage = std::move(damage),
+                         recorded = status->entries](const filter::ListStats& stats) {
+                spdlog::warn(
+                    "list {}: the copy {} does not match its status ({}; {} entries read, {} "
+                    "recorded); serving what it holds until a refresh downloads the list whole",
+                    name, path, damage, stats.entries, recorded);
+            };
+        }
     }
-    if (std::string damage = lists::copy_mismatch(*status, reader.finish()); !damage.empty()) {
-        spdlog::warn(
-            "list {}: the copy {} does not match its status ({}; {} entries read, {} recorded); "
-            "serving what it holds until a refresh downloads the list whole",
-            f.list.name, path, damage, stats.entries, status->entries);
-    }
+    loaded.push_back(std::move(list));
 }
 
 }  // namespace
@@ -157,35 +175,48 @@ void add_downloaded(const ListFile& f, const lists::StateDir& dir, filter::Compi
 CompiledLists compile_lists(const config::Config& config, bool with_embedded) {
     CompiledLists result;
     filter::Compiler compiler;
-    if (with_embedded) {
-        filter::ListSpec spec{0, "built-in", filter::ListKind::block, filter::ListFormat::adblock,
-                              false};
-        if (auto added = compiler.add_text(spec, embedded_blocklist())) {
-            report("built-in", compiler.stats(*added));
-            result.sources.push_back({"built-in", "", true});
+    std::vector<Loaded> loaded;
+    {
+        // The lists are read here, one after another, and parsed on every core meanwhile.
+        lists::ParallelLoad load(compiler);
+        if (with_embedded) {
+            filter::ListSpec spec{0, "built-in", filter::ListKind::block,
+                                  filter::ListFormat::adblock, false};
+            if (auto added = load.add_text(spec, embedded_blocklist())) {
+                loaded.push_back({*added, "built-in", {}});
+                result.sources.push_back({"built-in", "", true});
+            }
+        }
+        const lists::StateDir dir(config.lists.state_dir);
+        auto add = [&](const config::ListConfig& l, filter::ListKind kind, std::uint32_t id) {
+            if (!l.enabled) {
+                return;
+            }
+            const ListFile f{l, kind, id};
+            if (l.url.empty()) {
+                add_local(f, load, result, loaded);
+            } else {
+                add_downloaded(f, dir, load, result, loaded);
+            }
+        };
+        for (std::size_t i = 0; i < config.blocklists.size(); ++i) {
+            add(config.blocklists[i], filter::ListKind::block,
+                list_id(config, filter::ListKind::block, i));
+        }
+        for (std::size_t i = 0; i < config.allowlists.size(); ++i) {
+            add(config.allowlists[i], filter::ListKind::allow,
+                list_id(config, filter::ListKind::allow, i));
+        }
+        add_rules(config, load, result, loaded);
+        load.finish();
+    }
+    for (const Loaded& l : loaded) {
+        const filter::ListStats& stats = compiler.stats(l.index);
+        report(l.where, stats);
+        if (l.then) {
+            l.then(stats);
         }
     }
-    const lists::StateDir dir(config.lists.state_dir);
-    auto add = [&](const config::ListConfig& l, filter::ListKind kind, std::uint32_t id) {
-        if (!l.enabled) {
-            return;
-        }
-        const ListFile f{l, kind, id};
-        if (l.url.empty()) {
-            add_local(f, compiler, result);
-        } else {
-            add_downloaded(f, dir, compiler, result);
-        }
-    };
-    for (std::size_t i = 0; i < config.blocklists.size(); ++i) {
-        add(config.blocklists[i], filter::ListKind::block,
-            list_id(config, filter::ListKind::block, i));
-    }
-    for (std::size_t i = 0; i < config.allowlists.size(); ++i) {
-        add(config.allowlists[i], filter::ListKind::allow,
-            list_id(config, filter::ListKind::allow, i));
-    }
-    add_rules(config, compiler, result);
     for (const std::string& p : result.problems) {
         spdlog::warn("{}", p);
     }

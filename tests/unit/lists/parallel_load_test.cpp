@@ -1,0 +1,128 @@
+// Lists parsed on several threads: the snapshot is the one a compile on one thread gives, however
+// the text is handed over; the threads do take part; a small load starts none; a line longer
+// than a run still counts as one line.
+#include "moat/lists/parallel_load.hpp"
+
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <cstddef>
+#include <numeric>
+#include <sstream>
+#include <string>
+#include <string_view>
+
+#include "support/mixed_lists.hpp"
+
+namespace moat::lists {
+namespace {
+
+std::shared_ptr<const filter::Snapshot> build(filter::Compiler& c) {
+    auto built = std::move(c).build();
+    EXPECT_TRUE(built.has_value());
+    return built.value_or(nullptr);
+}
+
+std::shared_ptr<const filter::Snapshot> compile_on_one_thread(const test::MixedLists& in) {
+    filter::Compiler c;
+    for (const test::MixedList& l : in.lists) {
+        EXPECT_TRUE(c.add_text(l.spec, l.text));
+    }
+    return build(c);
+}
+
+/// Hands list `l` over in pieces of `piece` bytes.
+void feed_in_pieces(ParallelLoad& load, const test::MixedList& l, std::size_t piece) {
+    const auto list = load.open_list(l.spec);
+    ASSERT_TRUE(list);
+    for (std::size_t at = 0; at < l.text.size(); at += piece) {
+        ASSERT_TRUE(load.feed(*list, std::string_view(l.text).substr(at, piece)));
+    }
+    ASSERT_TRUE(load.close_list(*list));
+}
+
+TEST(ParallelLoad, ListsParsedOnSeveralThreadsCompileAsOnOne) {
+    const test::MixedLists in = test::mixed_lists(60'000, 3);
+    ASSERT_GT(in.lists[0].text.size(), 20 * ParallelLoad::kRunBytes);
+    const auto want = compile_on_one_thread(in);
+    ASSERT_NE(want, nullptr);
+    for (const unsigned threads : {1U, 2U, 4U}) {
+        SCOPED_TRACE(std::to_string(threads) + " threads");
+        filter::Compiler c;
+        ParallelLoad load(c, threads);
+        EXPECT_EQ(load.threads(), threads);
+        // Pieces smaller than a line, of odd sizes, larger than a run, and whole streams.
+        feed_in_pieces(load, in.lists[0], 1'000);
+        feed_in_pieces(load, in.lists[1], 100'003);
+        ASSERT_TRUE(load.add_text(in.lists[2].spec, in.lists[2].text));
+        std::istringstream stream(in.lists[3].text);
+        ASSERT_TRUE(load.add_stream(in.lists[3].spec, stream));
+        load.finish();
+        const std::vector<std::size_t>& runs = load.runs_per_thread();
+        ASSERT_EQ(runs.size(), threads);
+        const std::size_t by_workers =
+            std::accumulate(runs.begin() + 1, runs.end(), std::size_t{0});
+        EXPECT_GE(std::accumulate(runs.begin(), runs.end(), std::size_t{0}), 40U);
+        if (threads > 1) {
+            EXPECT_GT(by_workers, 0U) << "the workers parsed nothing";
+        }
+        const auto got = build(c);
+        ASSERT_NE(got, nullptr);
+        test::expect_same_snapshot(*want, *got, in.probes);
+    }
+}
+
+TEST(ParallelLoad, ASmallLoadStartsNoThread) {
+    filter::Compiler c;
+    ParallelLoad load(c, 4);
+    ASSERT_TRUE(
+        load.add_text({1, "small", filter::ListKind::block, filter::ListFormat::domains, false},
+                      "a.example\nb.example"));
+    load.finish();
+    EXPECT_EQ(load.runs_per_thread(), (std::vector<std::size_t>{1, 0, 0, 0}));
+    EXPECT_EQ(c.stats(0).entries, 2U);
+    const auto s = build(c);
+    EXPECT_EQ(s->match_text("b.example").action, filter::Action::blocked);
+}
+
+TEST(ParallelLoad, AClosedOrUnknownListIsRefused) {
+    filter::Compiler c;
+    ParallelLoad load(c, 2);
+    const auto list =
+        load.open_list({1, "a", filter::ListKind::block, filter::ListFormat::domains, false});
+    ASSERT_TRUE(list);
+    EXPECT_FALSE(load.feed(*list + 1, "x.example\n"));
+    ASSERT_TRUE(load.feed(*list, "x.example\n"));
+    ASSERT_TRUE(load.close_list(*list));
+    EXPECT_FALSE(load.feed(*list, "y.example\n"));
+    EXPECT_FALSE(load.close_list(*list));
+    load.finish();
+    EXPECT_EQ(c.stats(*list).lines, 1U);
+}
+
+TEST(ParallelLoad, ALineLongerThanARunIsOneLine) {
+    filter::Compiler c;
+    ParallelLoad load(c, 2);
+    const auto list =
+        load.open_list({1, "a", filter::ListKind::block, filter::ListFormat::domains, false});
+    ASSERT_TRUE(list);
+    const std::string text =
+        "first.example\n" + std::string(3 * ParallelLoad::kRunBytes, 'x') + "\nlast.example\n";
+    for (std::size_t at = 0; at < text.size(); at += 4096) {
+        ASSERT_TRUE(load.feed(*list, std::string_view(text).substr(at, 4096)));
+    }
+    load.finish();  // closes the list
+    const filter::ListStats& st = c.stats(*list);
+    EXPECT_EQ(st.lines, 3U);
+    EXPECT_EQ(st.entries, 2U);
+    EXPECT_EQ(st.invalid, 1U);
+    ASSERT_EQ(st.first_invalid.size(), 1U);
+    EXPECT_EQ(st.first_invalid[0].line, 2U);
+    const auto s = build(c);
+    const filter::Verdict last = s->match_text("last.example");
+    EXPECT_EQ(last.action, filter::Action::blocked);
+    EXPECT_EQ(last.line, 3U);
+}
+
+}  // namespace
+}  // namespace moat::lists
