@@ -5,8 +5,8 @@
 // VmHWM is reset after the text is generated, VmRSS read, the compile run, VmHWM read.
 // The lists are compiled twice: declared with their format, and with the format detected line by
 // line, which is what a list configured without `format` (the default) gets. Both go through
-// lists::ParallelLoad, as the daemon's lists do: parsed on every core, sorted on one. The same
-// compiles fed straight to the Compiler, on one thread, follow for comparison.
+// lists::ParallelLoad, as the daemon's lists do: parsed on every core, the tables sorted at once.
+// The same compiles fed straight to the Compiler, on one thread, follow for comparison.
 #include <algorithm>
 #include <array>
 #include <chrono>
@@ -75,7 +75,7 @@ struct CompileRun {
 
 /// How the lists are declared to the compiler.
 enum class Declared : std::uint8_t { format, auto_detect };
-/// Who parses: the daemon's parallel load, or the Compiler alone on this thread.
+/// Who parses and builds: the daemon's parallel load, or the Compiler alone on this thread.
 enum class Parsing : std::uint8_t { parallel, one_thread };
 
 /// The load's calls, whichever does the parsing: a ParallelLoad and a Compiler share them.
@@ -109,8 +109,8 @@ CompileRun compile_once(const std::array<ListText, 3>& lists, Declared declared,
     std::shared_ptr<const filter::Snapshot> snapshot;
     {
         filter::Compiler c;
+        lists::ParallelLoad load(c);
         if (parsing == Parsing::parallel) {
-            lists::ParallelLoad load(c);
             feed_lists(load, lists, declared);
             load.finish();
         } else {
@@ -120,7 +120,7 @@ CompileRun compile_once(const std::array<ListText, 3>& lists, Declared declared,
             run.entries += c.stats(i).entries;
             run.invalid += c.stats(i).invalid;
         }
-        auto built = std::move(c).build();
+        auto built = parsing == Parsing::parallel ? load.build() : std::move(c).build();
         if (!built) {
             abort_run("compile", std::string("build failed: ") + filter::reason(built.error()));
         }

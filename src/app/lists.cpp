@@ -176,9 +176,9 @@ CompiledLists compile_lists(const config::Config& config, bool with_embedded) {
     CompiledLists result;
     filter::Compiler compiler;
     std::vector<Loaded> loaded;
+    // The lists are read here, one after another, and parsed on every core meanwhile.
+    lists::ParallelLoad load(compiler);
     {
-        // The lists are read here, one after another, and parsed on every core meanwhile.
-        lists::ParallelLoad load(compiler);
         if (with_embedded) {
             filter::ListSpec spec{0, "built-in", filter::ListKind::block,
                                   filter::ListFormat::adblock, false};
@@ -223,7 +223,7 @@ CompiledLists compile_lists(const config::Config& config, bool with_embedded) {
     for (const std::string& p : result.pending) {
         spdlog::info("{}", p);
     }
-    auto built = std::move(compiler).build();
+    auto built = load.build();  // the tables sorted on every core too
     if (built) {
         result.snapshot = *built;
         spdlog::info("lists: {} name rules and {} regex rules from {} lists ({} KiB)",

@@ -1,7 +1,10 @@
 #include "moat/filter/compiler.hpp"
 
 #include <algorithm>
+#include <array>
+#include <functional>
 #include <utility>
+#include <vector>
 
 #include "moat/filter/list_scan.hpp"
 #include "regex_matcher.hpp"
@@ -140,6 +143,11 @@ const ListStats& Compiler::stats(std::size_t list) const noexcept {
 }
 
 tl::expected<std::shared_ptr<const Snapshot>, Errc> Compiler::build() && {
+    InlineRunner one_after_another;
+    return std::move(*this).build(one_after_another);
+}
+
+tl::expected<std::shared_ptr<const Snapshot>, Errc> Compiler::build(TaskRunner& runner) && {
     for (std::size_t i = 0; i < lists_.size(); ++i) {
         if (lists_[i].open) {
             (void)close_list(i);
@@ -158,12 +166,28 @@ tl::expected<std::shared_ptr<const Snapshot>, Errc> Compiler::build() && {
         return tl::unexpected(Errc::regex_set);
     }
     auto snap = std::make_shared<Snapshot>();
-    // One table at a time: each builder frees its blocks as its table fills.
     snap->sets_ = ListSets(lists_.size());
-    snap->block_exact_ = t.block_exact.build(snap->sets_);
-    snap->block_subtree_ = t.block_subtree.build(snap->sets_);
-    snap->allow_exact_ = t.allow_exact.build(snap->sets_);
-    snap->allow_subtree_ = t.allow_subtree.build(snap->sets_);
+    // Each builder frees its columns as its table fills, so tables built at once need no more
+    // memory than one after another. The largest first: with fewer threads than tables, the
+    // small ones follow on whichever thread is free.
+    std::array<std::pair<NameHashSet::Builder*, NameHashSet*>, 4> tables{{
+        {&t.block_exact, &snap->block_exact_},
+        {&t.block_subtree, &snap->block_subtree_},
+        {&t.allow_exact, &snap->allow_exact_},
+        {&t.allow_subtree, &snap->allow_subtree_},
+    }};
+    std::stable_sort(tables.begin(), tables.end(), [](const auto& a, const auto& b) {
+        return a.first->size() > b.first->size();
+    });
+    std::vector<std::function<void()>> tasks;
+    for (const auto& [builder, set] : tables) {
+        if (builder->size() > 0) {
+            tasks.emplace_back([&sets = snap->sets_, builder = builder, set = set] {
+                *set = builder->build(sets);
+            });
+        }
+    }
+    runner.run_all(tasks);
     snap->sets_.finish();
     snap->block_regex_ = std::move(block_regex);
     snap->allow_regex_ = std::move(allow_regex);

@@ -22,6 +22,7 @@ std::uint16_t ListSets::merge(std::uint16_t a, std::uint16_t b) {
     if (a == b) {
         return a;
     }
+    const std::lock_guard lock(*merging_);
     const std::uint32_t pair = (std::uint32_t{a} << 16U) | b;
     if (auto it = pairs_.find(pair); it != pairs_.end()) {
         return it->second;
@@ -65,6 +66,7 @@ std::size_t ListSets::memory_bytes() const noexcept {
 void ListSets::finish() {
     index_ = {};
     pairs_ = {};
+    merging_.reset();
 }
 
 ListSelection::ListSelection(const ListSets& sets, const std::vector<bool>& selected)

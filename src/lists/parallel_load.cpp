@@ -3,12 +3,16 @@
 #include <sched.h>
 
 #include <algorithm>
+#include <atomic>
 #include <condition_variable>
 #include <cstdint>
 #include <deque>
 #include <exception>
+#include <functional>
+#include <memory>
 #include <mutex>
 #include <optional>
+#include <span>
 #include <string>
 #include <system_error>
 #include <thread>
@@ -16,6 +20,7 @@
 #include <vector>
 
 #include "moat/filter/list_scan.hpp"
+#include "moat/filter/task_runner.hpp"
 
 namespace moat::lists {
 namespace {
@@ -38,6 +43,48 @@ std::uint64_t newlines_in(std::string_view text) noexcept {
     }
     return n;
 }
+
+/// Runs a build's tasks on up to `threads` threads, the caller's one of them.
+class ThreadRunner final : public filter::TaskRunner {
+public:
+    explicit ThreadRunner(unsigned threads) : threads_(threads) {}
+
+    void run_all(std::span<const std::function<void()>> tasks) override {
+        std::atomic<std::size_t> next{0};
+        std::mutex failing;
+        std::exception_ptr failure;
+        const auto take_tasks = [&] {
+            for (std::size_t i = next++; i < tasks.size(); i = next++) {
+                try {
+                    tasks[i]();
+                } catch (...) {
+                    const std::lock_guard lock(failing);
+                    if (!failure) {
+                        failure = std::current_exception();
+                    }
+                }
+            }
+        };
+        {
+            std::vector<std::jthread> helpers;
+            const std::size_t wanted = std::min<std::size_t>(threads_, tasks.size());
+            try {
+                for (std::size_t i = 1; i < wanted; ++i) {
+                    helpers.emplace_back(take_tasks);
+                }
+            } catch (const std::system_error&) {
+                // No more threads to be had: the ones started and the caller share the tasks.
+            }
+            take_tasks();
+        }  // joins the helpers
+        if (failure) {
+            std::rethrow_exception(failure);
+        }
+    }
+
+private:
+    unsigned threads_;
+};
 
 /// A list as the load knows it. Kept at one address (a deque) while threads read its spec.
 struct ListState {
@@ -81,6 +128,9 @@ public:
     }
 
     tl::expected<std::size_t, filter::Errc> open_list(filter::ListSpec spec) {
+        if (finished_) {
+            return tl::unexpected(filter::Errc::bad_list);
+        }
         auto index = compiler_.open_list(spec);
         if (index) {
             lists_.push_back({std::move(spec), *index, {}, 1, true});
@@ -125,6 +175,10 @@ public:
     }
 
     void finish() {
+        if (finished_) {
+            return;
+        }
+        finished_ = true;
         for (ListState& l : lists_) {
             if (l.open) {
                 (void)close_list(l.index);
@@ -142,6 +196,12 @@ public:
         parts_.clear();
     }
 
+    tl::expected<std::shared_ptr<const filter::Snapshot>, filter::Errc> build() {
+        finish();
+        ThreadRunner runner(threads_);
+        return std::move(compiler_).build(runner);
+    }
+
     [[nodiscard]] unsigned threads() const noexcept { return threads_; }
     [[nodiscard]] const std::vector<std::size_t>& runs_per_thread() const noexcept { return runs_; }
 
@@ -149,6 +209,9 @@ private:
     static constexpr std::size_t kRunsQueuedPerThread = 1;
 
     ListState* find(std::size_t list) noexcept {
+        if (finished_) {
+            return nullptr;
+        }
         for (ListState& l : lists_) {
             if (l.index == list && l.open) {
                 return &l;
@@ -286,6 +349,7 @@ private:
     std::deque<Run> queue_;
     std::vector<std::string> spare_;  ///< buffers of runs parsed, for the next runs
     bool stopping_ = false;
+    bool finished_ = false;
     std::exception_ptr failure_;
     std::vector<std::jthread> workers_;
 };
@@ -334,6 +398,10 @@ tl::expected<std::size_t, filter::Errc> ParallelLoad::add_stream(filter::ListSpe
 }
 
 void ParallelLoad::finish() { state_->finish(); }
+
+tl::expected<std::shared_ptr<const filter::Snapshot>, filter::Errc> ParallelLoad::build() {
+    return state_->build();
+}
 
 unsigned ParallelLoad::threads() const noexcept { return state_->threads(); }
 

@@ -29,10 +29,11 @@ struct MixedLists {
     std::vector<std::string> probes;
 };
 
-/// Four lists of about `lines` lines each: auto-detected block lines of every syntax (AdBlock
+/// Five lists of about `lines` lines each: auto-detected block lines of every syntax (AdBlock
 /// with `$important` and `@@`, regexes, hosts, plain names, comments, invalid lines), a hosts
-/// list overlapping it, an allowlist, and a regex list with a bad pattern. Names repeat within
-/// and across lists, so duplicates merge into sets of lists.
+/// list and an AdBlock list overlapping it, an allowlist, and a regex list with a bad pattern.
+/// Names repeat within and across lists, so duplicates merge into sets of lists in the exact
+/// and the subtree tables alike.
 inline MixedLists mixed_lists(std::size_t lines, std::uint64_t seed) {
     std::mt19937_64 rng(seed);
     const std::size_t names = lines / 2 + 1;
@@ -45,6 +46,7 @@ inline MixedLists mixed_lists(std::size_t lines, std::uint64_t seed) {
         {{12, "hosts", filter::ListKind::block, filter::ListFormat::hosts, false}, {}},
         {{13, "allow", filter::ListKind::allow, filter::ListFormat::domains, false}, {}},
         {{14, "regex", filter::ListKind::block, filter::ListFormat::regex, false}, {}},
+        {{15, "adblock", filter::ListKind::block, filter::ListFormat::adblock, false}, {}},
     };
     for (std::size_t l = 0; l < lines; ++l) {
         const std::string n = name(rng() % names);
@@ -66,6 +68,8 @@ inline MixedLists mixed_lists(std::size_t lines, std::uint64_t seed) {
         std::string& hosts = out.lists[1].text;
         hosts +=
             rng() % 40 == 0 ? "127.0.0.1 localhost\n" : "0.0.0.0 " + name(rng() % names) + "\n";
+        // Names the first list also has as subtree rules: sets of lists in two tables.
+        out.lists[4].text += "||" + name(rng() % names) + "^\n";
         if (l % 4 == 0) {
             out.lists[2].text += rng() % 30 == 0 ? "-bad-\n" : name(rng() % names) + "\n";
         }

@@ -34,6 +34,7 @@
 #include "moat/filter/list_scan.hpp"
 #include "moat/filter/name_hash_set.hpp"
 #include "moat/filter/snapshot.hpp"
+#include "moat/filter/task_runner.hpp"
 
 namespace moat::filter {
 
@@ -82,6 +83,9 @@ public:
 
     /// Builds the snapshot; the compiler is spent afterwards.
     tl::expected<std::shared_ptr<const Snapshot>, Errc> build() &&;
+    /// The same, its four tables built as tasks of `runner` (at once, on threads the caller
+    /// owns). The snapshot is the same but for the numbering of sets of lists.
+    tl::expected<std::shared_ptr<const Snapshot>, Errc> build(TaskRunner& runner) &&;
 
 private:
     struct OpenList {

@@ -13,6 +13,8 @@
 #include <cstddef>
 #include <cstdint>
 #include <map>
+#include <memory>
+#include <mutex>
 #include <span>
 #include <unordered_map>
 #include <vector>
@@ -24,10 +26,13 @@ public:
     /// Ids above this are never made: the table payload has 15 bits.
     static constexpr std::uint16_t kMaxId = 0x7FFF;
 
-    explicit ListSets(std::size_t list_count = 0) : list_count_(list_count) {}
+    explicit ListSets(std::size_t list_count = 0)
+        : list_count_(list_count), merging_(std::make_unique<std::mutex>()) {}
 
     /// The id of the union of set `a` and set `b`. When no id is left, `a` (the earlier lists
-    /// keep the rule) and overflowed() says so.
+    /// keep the rule) and overflowed() says so. Safe from several threads at once (tables
+    /// built at once, Compiler::build(TaskRunner&)); which union gets which id then depends on
+    /// their timing.
     std::uint16_t merge(std::uint16_t a, std::uint16_t b);
 
     /// Frees what only merge() needs; no merge() after this.
@@ -47,6 +52,7 @@ private:
     std::map<std::vector<std::uint16_t>, std::uint16_t> index_;
     std::unordered_map<std::uint32_t, std::uint16_t> pairs_;  ///< (a, b) → merge(a, b)
     bool overflowed_ = false;
+    std::unique_ptr<std::mutex> merging_;  ///< held by merge(); null after finish()
 };
 
 class ListSelection {

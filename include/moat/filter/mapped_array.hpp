@@ -5,7 +5,7 @@
 // copies of itself, where a std::vector doubling copies into a new block while the old one is
 // still live. Address space is reserved by doubling but costs memory only where written, and the
 // pages are populated a chunk ahead of the writes: a page fault costs about 10 us on a KVM guest,
-// populating 32 KiB of pages in one call a tenth of that per page. (32, not more: a parallel
+// populating 16 KiB of pages in one call a tenth of that per page. (16, not more: a parallel
 // load fills a set of columns per thread, each populated ahead, and that counts in its peak.)
 #pragma once
 
@@ -162,7 +162,7 @@ public:
     }
 
 private:
-    static constexpr std::size_t kChunkBytes = std::size_t{32} * 1024;
+    static constexpr std::size_t kChunkBytes = std::size_t{16} * 1024;
 
     /// Grows the mapping when every mapped value is in use, then populates the next chunk.
     void make_room() {

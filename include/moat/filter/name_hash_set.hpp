@@ -18,7 +18,7 @@
 // (list, line) keeps the line, the payload becomes the set of their lists (list_sets.hpp),
 // important bits are or-ed. Last, one pass packs the keys and writes the directory, whose pages
 // grow as the keys' pages are given back. The peak is the entries with full 8-byte keys, 14
-// bytes an entry, plus up to 32 KiB populated ahead in each array.
+// bytes an entry, plus up to 16 KiB populated ahead in each array.
 //
 // Collisions: keys are full 64-bit hashes, with no text kept to confirm a hit. With n rules and a
 // query of k labels, a name in no list is wrongly matched with probability about k * n / 2^64:

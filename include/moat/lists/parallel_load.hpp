@@ -5,14 +5,15 @@
 // workers are behind, so N threads keep N cores busy, and a load too small to be worth a thread
 // (less than one run) starts none.
 //
-// Parsing is about two thirds of a compile (docs/benchmarks.md); sorting the tables, in build(),
-// stays on the caller's thread. The snapshot is the same as a compile on one thread gives.
+// Parsing is about two thirds of a compile (docs/benchmarks.md); build() then sorts the four
+// tables at once, a thread each while there are threads. The snapshot is the same as a compile on
+// one thread gives, but for the numbering of sets of lists.
 //
 //   filter::Compiler compiler;
 //   ParallelLoad load(compiler);
 //   load.add_stream(spec, file);       // as many lists as there are
 //   load.finish();                     // every line parsed; compiler.stats() complete
-//   auto snapshot = std::move(compiler).build();
+//   auto snapshot = load.build();      // the tables built on the same threads
 #pragma once
 
 #include <cstddef>
@@ -25,6 +26,7 @@
 #include "moat/filter/compiler.hpp"
 #include "moat/filter/filter_error.hpp"
 #include "moat/filter/list.hpp"
+#include "moat/filter/snapshot.hpp"
 
 namespace moat::lists {
 
@@ -59,9 +61,13 @@ public:
     tl::expected<std::size_t, filter::Errc> add_stream(filter::ListSpec spec, std::istream& in);
 
     /// Closes the lists still open, waits until every line handed over is parsed and merges the
-    /// threads' rules into the compiler, whose stats() then count every line. The load is spent
-    /// afterwards. Rethrows what a thread threw (std::bad_alloc); the compile is then lost.
+    /// threads' rules into the compiler, whose stats() then count every line. Lists can no
+    /// longer be added. Rethrows what a thread threw (std::bad_alloc); the compile is then lost.
     void finish();
+
+    /// finish(), then the compiler's snapshot, its tables built at once on as many threads as
+    /// parsed (filter::Compiler::build(TaskRunner&)). The compiler is spent afterwards.
+    tl::expected<std::shared_ptr<const filter::Snapshot>, filter::Errc> build();
 
     /// The threads a load given 0 uses: one per core this process may run on, at most
     /// kMaxThreads.

@@ -1,6 +1,6 @@
-// Lists parsed on several threads: the snapshot is the one a compile on one thread gives, however
-// the text is handed over; the threads do take part; a small load starts none; a line longer
-// than a run still counts as one line.
+// Lists parsed and their tables built on several threads: the snapshot is the one a compile on
+// one thread gives, however the text is handed over; the threads do take part; a small load
+// starts none; a line longer than a run still counts as one line; a finished load takes no more.
 #include "moat/lists/parallel_load.hpp"
 
 #include <gtest/gtest.h>
@@ -57,6 +57,7 @@ TEST(ParallelLoad, ListsParsedOnSeveralThreadsCompileAsOnOne) {
         ASSERT_TRUE(load.add_text(in.lists[2].spec, in.lists[2].text));
         std::istringstream stream(in.lists[3].text);
         ASSERT_TRUE(load.add_stream(in.lists[3].spec, stream));
+        feed_in_pieces(load, in.lists[4], 65'536);
         load.finish();
         const std::vector<std::size_t>& runs = load.runs_per_thread();
         ASSERT_EQ(runs.size(), threads);
@@ -66,9 +67,9 @@ TEST(ParallelLoad, ListsParsedOnSeveralThreadsCompileAsOnOne) {
         if (threads > 1) {
             EXPECT_GT(by_workers, 0U) << "the workers parsed nothing";
         }
-        const auto got = build(c);
-        ASSERT_NE(got, nullptr);
-        test::expect_same_snapshot(*want, *got, in.probes);
+        auto built = load.build();  // the tables built at once, on `threads` threads
+        ASSERT_TRUE(built);
+        test::expect_same_snapshot(*want, **built, in.probes);
     }
 }
 
@@ -98,6 +99,9 @@ TEST(ParallelLoad, AClosedOrUnknownListIsRefused) {
     EXPECT_FALSE(load.close_list(*list));
     load.finish();
     EXPECT_EQ(c.stats(*list).lines, 1U);
+    EXPECT_FALSE(
+        load.add_text({2, "late", filter::ListKind::block, filter::ListFormat::domains, false},
+                      "late.example\n"));
 }
 
 TEST(ParallelLoad, ALineLongerThanARunIsOneLine) {
