@@ -198,6 +198,9 @@ public:
 
     tl::expected<std::shared_ptr<const filter::Snapshot>, filter::Errc> build() {
         finish();
+        if (!used_workers_) {  // too small a load for threads: so is its sort
+            return std::move(compiler_).build();
+        }
         ThreadRunner runner(threads_);
         return std::move(compiler_).build(runner);
     }
@@ -246,10 +249,8 @@ private:
         give_back(std::move(run.text));
     }
 
-    /// A buffer for a run's text, with the capacity of one if any was given back. Runs reuse
-    /// a few buffers instead of taking 64 KiB from malloc each: freed, that memory goes back
-    /// to the kernel and comes again as fresh pages, a fault per 4 KiB on every run, and giving
-    /// it back makes the kernel interrupt every core the process runs on.
+    /// A buffer for a run's text, with the capacity of one if any was given back: runs reuse
+    /// a few buffers, no more than can be in use at once, instead of a malloc each.
     std::string spare_buffer() {
         const std::lock_guard lock(mutex_);
         if (spare_.empty()) {
@@ -286,6 +287,7 @@ private:
     }
 
     void start_workers() {
+        used_workers_ = true;
         workers_.reserve(threads_ - 1);
         try {
             for (unsigned i = 1; i < threads_; ++i) {
@@ -350,6 +352,7 @@ private:
     std::vector<std::string> spare_;  ///< buffers of runs parsed, for the next runs
     bool stopping_ = false;
     bool finished_ = false;
+    bool used_workers_ = false;  ///< a run was big enough to start the workers
     std::exception_ptr failure_;
     std::vector<std::jthread> workers_;
 };

@@ -169,13 +169,15 @@ public:
     void absorb(std::span<Builder* const> others) {
         std::size_t total = size();
         for (Builder* other : others) {
+            total += other->size();
+        }
+        for (Builder* other : others) {
             if (other->size() > size()) {
                 std::swap(*this, *other);
             }
-            total += other->size();
         }
         if (total == size()) {
-            return;
+            return;  // the others are all empty
         }
         // Room for everything first, padding included: once a column holds pages moved from
         // another it cannot be resized in place (MappedArray::absorb).

@@ -1,5 +1,5 @@
 // Compiling lists on several threads. The caller reads each list and hands its text over in
-// pieces of any size, as it would to a filter::Compiler; runs of whole lines (64 KiB) go to
+// pieces of any size, as it would to a filter::Compiler; runs of whole lines (32 KiB) go to
 // worker threads, each parsing into its own filter::Compiler::Part, and finish() merges the parts
 // into the compiler, which then builds the snapshot as usual. The caller parses too whenever the
 // workers are behind, so N threads keep N cores busy, and a load too small to be worth a thread

@@ -248,5 +248,36 @@ TEST(NameHashSet, BuildersFilledApartAndAbsorbedBuildTheSameSet) {
     }
 }
 
+TEST(NameHashSet, AnEmptyBuilderAbsorbsBuildersOfEqualSize) {
+    // The builder that absorbs may be the empty one, and the others as large as each other:
+    // every entry of every one of them is in the set built.
+    for (const std::size_t count : {std::size_t{2}, std::size_t{3}}) {
+        for (const std::size_t each : {std::size_t{1}, std::size_t{3000}}) {
+            const auto keys = random_keys(count * each, each);
+            NameHashSet::Builder into(true);
+            std::vector<NameHashSet::Builder> others;
+            std::vector<NameHashSet::Builder*> pointers;
+            others.reserve(count);
+            for (std::size_t b = 0; b < count; ++b) {
+                others.emplace_back(true);
+                pointers.push_back(&others.back());
+                for (std::size_t i = 0; i < each; ++i) {
+                    others[b].add(keys[b * each + i], static_cast<std::uint16_t>(b), false,
+                                  static_cast<std::uint32_t>(i + 1));
+                }
+            }
+            into.absorb(pointers);
+            const NameHashSet set = into.build(scratch_sets());
+            ASSERT_EQ(set.size(), count * each) << count << " of " << each;
+            for (std::size_t k = 0; k < keys.size(); ++k) {
+                const std::uint32_t at = set.find(keys[k]);
+                ASSERT_NE(at, NameHashSet::kNotFound) << count << " of " << each << ": " << k;
+                EXPECT_EQ(set.list(at), k / each);
+                EXPECT_EQ(set.line(at), k % each + 1);
+            }
+        }
+    }
+}
+
 }  // namespace
 }  // namespace moat::filter

@@ -82,8 +82,9 @@ TEST(ParallelLoad, ASmallLoadStartsNoThread) {
     load.finish();
     EXPECT_EQ(load.runs_per_thread(), (std::vector<std::size_t>{1, 0, 0, 0}));
     EXPECT_EQ(c.stats(0).entries, 2U);
-    const auto s = build(c);
-    EXPECT_EQ(s->match_text("b.example").action, filter::Action::blocked);
+    const auto s = load.build();
+    ASSERT_TRUE(s);
+    EXPECT_EQ((*s)->match_text("b.example").action, filter::Action::blocked);
 }
 
 TEST(ParallelLoad, AClosedOrUnknownListIsRefused) {
