@@ -1,8 +1,10 @@
 // Tests that make threads fight over one lock cannot run under qemu-user: it emulates the arm64
 // load-/store-exclusive pairs that glibc's mutex spins on, and with two threads contending on
 // one cache line both keep failing (seen here: qemu 7.2 spinning at full CPU for minutes on a
-// two-thread mutex test that takes milliseconds natively). The aarch64 test preset sets
-// MOAT_EMULATOR; such tests skip there, saying why, and run natively and under the sanitizers.
+// two-thread mutex test that takes milliseconds natively; and on 2026-12-03 even a program that
+// only starts one idle thread and joins it, built with Debian's aarch64-linux-gnu-g++, spun
+// until killed). The aarch64 test preset sets MOAT_EMULATOR; such tests skip there, saying why,
+// and run natively and under the sanitizers.
 #pragma once
 
 #include <gtest/gtest.h>
