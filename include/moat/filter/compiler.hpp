@@ -72,8 +72,9 @@ public:
 
     /// An empty part for another thread to parse lines into; see Part.
     [[nodiscard]] Part part() const;
-    /// Adds the parts' rules and counts to this compiler's, all at once (their tables are put
-    /// together without copying, which works once per table); the parts are spent. Every list
+    /// Adds the parts' rules and counts to this compiler's, all at once: their tables are put
+    /// together by moving pages, not copying (a second merge into the same compiler copies).
+    /// The parts are spent. Every list
     /// a part parsed lines of must have been opened here (else Errc::bad_list and nothing is
     /// added). Throws std::bad_alloc, after which the compiler is not to be built.
     tl::expected<void, Errc> merge(std::vector<Part> parts);
