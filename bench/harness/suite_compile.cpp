@@ -10,6 +10,7 @@
 #include <algorithm>
 #include <array>
 #include <chrono>
+#include <optional>
 #include <string>
 #include <utility>
 
@@ -109,10 +110,11 @@ CompileRun compile_once(const std::array<ListText, 3>& lists, Declared declared,
     std::shared_ptr<const filter::Snapshot> snapshot;
     {
         filter::Compiler c;
-        lists::ParallelLoad load(c);
+        std::optional<lists::ParallelLoad> load;  // none when the Compiler works alone
         if (parsing == Parsing::parallel) {
-            feed_lists(load, lists, declared);
-            load.finish();
+            load.emplace(c);
+            feed_lists(*load, lists, declared);
+            load->finish();
         } else {
             feed_lists(c, lists, declared);
         }
@@ -120,7 +122,7 @@ CompileRun compile_once(const std::array<ListText, 3>& lists, Declared declared,
             run.entries += c.stats(i).entries;
             run.invalid += c.stats(i).invalid;
         }
-        auto built = parsing == Parsing::parallel ? load.build() : std::move(c).build();
+        auto built = load ? load->build() : std::move(c).build();
         if (!built) {
             abort_run("compile", std::string("build failed: ") + filter::reason(built.error()));
         }
