@@ -19,29 +19,34 @@ void* map(std::size_t bytes) {
     return at;
 }
 
-void* remap(void* at, std::size_t old_bytes, std::size_t new_bytes) {
-    void* moved = ::mremap(at, old_bytes, new_bytes, MREMAP_MAYMOVE);
-    if (moved != MAP_FAILED) {
-        return moved;
-    }
-    if (errno != EFAULT) {
+void* reserve(std::size_t bytes) {
+    void* at =
+        ::mmap(nullptr, bytes, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+    if (at == MAP_FAILED) {
         throw std::bad_alloc();
     }
-    // EFAULT: the range is several mappings (move_pages() put another array's pages at its
-    // end), and mremap resizes one. Rare: a merged table is built, not grown, and absorb()
-    // leaves room for build()'s last word.
-    void* copy = map(new_bytes);
-    std::memcpy(copy, at, old_bytes);
-    unmap(at, old_bytes);
-    return copy;
+    return at;
+}
+
+void commit(void* at, std::size_t bytes) {
+    if (::mprotect(at, bytes, PROT_READ | PROT_WRITE) != 0) {
+        throw std::bad_alloc();
+    }
 }
 
 void unmap(void* at, std::size_t bytes) noexcept { ::munmap(at, bytes); }
 
-void move_pages(void* from, std::size_t bytes, void* to) {
-    if (::mremap(from, bytes, bytes, MREMAP_MAYMOVE | MREMAP_FIXED, to) == MAP_FAILED) {
+void relocate(void* from, std::size_t bytes, void* to) {
+    if (::mremap(from, bytes, bytes, MREMAP_MAYMOVE | MREMAP_FIXED, to) != MAP_FAILED) {
+        return;
+    }
+    if (errno != EFAULT) {
         throw std::bad_alloc();
     }
+    // EFAULT: the range is several mappings (an array's own pages and those it absorbed), and
+    // mremap moves one. Rare: a merged table is built, not grown past its reservation.
+    std::memcpy(to, from, bytes);
+    unmap(from, bytes);
 }
 
 void populate(void* at, std::size_t bytes) noexcept {

@@ -1,6 +1,5 @@
 #include "moat/filter/name_hash_set.hpp"
 
-#include <algorithm>
 #include <utility>
 
 #include "page_advice.hpp"
@@ -31,35 +30,38 @@ NameHashSet NameHashSet::Builder::build(ListSets& sets) {
     const auto [keys, mapped] = keys_.release();
     set.keys_ = PackedKeys(keys, mapped);  // the builder's columns are all empty now
 
-    // The directory, from the sorted keys in the same pass that packs them: its pages fill as
-    // the keys' pages empty, so the two are never both whole.
+    // The directory, from the sorted keys in the same pass that packs them, which gives back
+    // pages of keys already read as the directory grows, so the two never hold more than the
+    // keys alone did.
     const unsigned bits = directory_bits(kept);
     set.shift_ = 64 - bits;
-    std::vector<std::uint32_t>& dir = set.directory_;
+    MappedArray<std::uint32_t>& dir = set.directory_;
     const std::size_t buckets = std::size_t{1} << bits;
     dir.reserve(buckets + 1);
-    constexpr std::size_t kDirectoryChunk = 4096;  // 16 KiB of directory mapped at a time
-    set.keys_.pack(kept, bits, [&](std::size_t i, std::uint64_t key) {
-        const auto bucket = static_cast<std::size_t>(key >> set.shift_);
-        while (dir.size() <= bucket) {
-            if (dir.size() % kDirectoryChunk == 0) {
-                prefault(dir.data() + dir.size(),
-                         std::min(kDirectoryChunk, dir.capacity() - dir.size()));
+    set.keys_.pack(
+        kept, bits,
+        [&](std::size_t i, std::uint64_t key) {
+            const auto bucket = static_cast<std::size_t>(key >> set.shift_);
+            while (dir.size() <= bucket) {
+                dir.push_back(
+                    static_cast<std::uint32_t>(i));  // buckets up to this key's start here
             }
-            dir.push_back(static_cast<std::uint32_t>(i));  // buckets up to this key's start here
-        }
-    });
-    dir.resize(buckets + 1, static_cast<std::uint32_t>(kept));
+        },
+        [&] { return dir.size() * sizeof(std::uint32_t); });
+    while (dir.size() <= buckets) {
+        dir.push_back(static_cast<std::uint32_t>(kept));
+    }
+    dir.shrink_to_fit();  // reserve() mapped a power of two of bytes
     move_to_huge_pages(set.keys_.address(0), set.keys_.mapped_bytes());
     move_to_huge_pages(set.meta_.data(), set.meta_.mapped_bytes() / sizeof(std::uint16_t));
     move_to_huge_pages(set.lines_.data(), set.lines_.mapped_bytes() / sizeof(std::uint32_t));
-    move_to_huge_pages(dir.data(), dir.capacity());
+    move_to_huge_pages(dir.data(), dir.mapped_bytes() / sizeof(std::uint32_t));
     return set;
 }
 
 std::size_t NameHashSet::memory_bytes() const noexcept {
     return keys_.mapped_bytes() + meta_.mapped_bytes() + lines_.mapped_bytes() +
-           directory_.capacity() * sizeof(std::uint32_t);
+           directory_.mapped_bytes();
 }
 
 }  // namespace moat::filter

@@ -11,12 +11,17 @@
 namespace moat::filter {
 namespace {
 
-/// Bytes to map for `count` keys of `width` bytes: the last key is read as a whole 8-byte word.
-std::size_t bytes_for(std::size_t count, unsigned width) noexcept {
-    return mapping::whole_pages(count * width + sizeof(std::uint64_t));
-}
+/// Keys already read and given back when the memory built beside them has grown past what was
+/// given back by this much: a few calls to give pages back, each for many pages.
+constexpr std::size_t kGrowthSlack = std::size_t{128} * 1024;
+
+std::size_t round_down(std::size_t bytes, std::size_t page) noexcept { return bytes / page * page; }
 
 }  // namespace
+
+std::size_t PackedKeys::bytes_for(std::size_t count, unsigned width) noexcept {
+    return mapping::whole_pages(count * width + sizeof(std::uint64_t));
+}
 
 PackedKeys::PackedKeys(PackedKeys&& other) noexcept
     : data_(std::exchange(other.data_, nullptr)),
@@ -45,11 +50,40 @@ PackedKeys::~PackedKeys() {
     }
 }
 
-void PackedKeys::next_chunk(std::size_t written, std::size_t read, std::size_t ahead) noexcept {
-    const std::size_t output_end = std::min(written + ahead, mapped_);
-    prefault(data_ + written, output_end - written);
-    if (read > output_end) {
-        release(data_ + output_end, read - output_end);
+void PackedKeys::PagesWhilePacking::next_chunk(std::size_t written, std::size_t read,
+                                               std::size_t ahead, std::size_t built) noexcept {
+    const std::size_t page = mapping::page_size();
+    // Pages given back below the end come back in one call before the output reaches them,
+    // not one fault each.
+    const std::size_t output_end = std::min(mapping::whole_pages(written + ahead), mapped_);
+    if (hole_begin_ < std::min(output_end, hole_end_)) {
+        const std::size_t back = std::min(output_end, hole_end_);
+        prefault(data_ + hole_begin_, back - hole_begin_);
+        hole_begin_ = back;
+    }
+    const std::size_t read_end = round_down(read, page);
+    const std::size_t hole = hole_end_ - hole_begin_;
+    // Keys read past the packed end are never written again: given back a slack's worth at a
+    // time.
+    if (read_end >= tail_end_ + kGrowthSlack ||
+        (read_end > tail_end_ && built > hole + (tail_end_ - packed_end_) + kGrowthSlack)) {
+        release(data_ + tail_end_, read_end - tail_end_);
+        tail_end_ = read_end;
+    }
+    const std::size_t given = hole + (tail_end_ - packed_end_);
+    if (built <= given + kGrowthSlack) {
+        return;
+    }
+    // Still short: keys read below the end, the highest first, which the output reaches last.
+    const std::size_t top = std::min(read_end, packed_end_);
+    const std::size_t wanted = mapping::whole_pages(built - given - kGrowthSlack / 2);
+    if (hole_begin_ == hole_end_) {
+        hole_begin_ = hole_end_ = std::max(output_end, top > wanted ? top - wanted : 0);
+    }
+    const std::size_t end = std::min(top, hole_end_ + wanted);
+    if (end > hole_end_) {
+        release(data_ + hole_end_, end - hole_end_);
+        hole_end_ = end;
     }
 }
 

@@ -1,12 +1,16 @@
 // A growable array of plain values in its own anonymous memory mapping: the columns of the
 // filter's large tables, from the first rule a list gives to the finished snapshot.
 //
-// Growing remaps (mremap): the kernel moves page tables, not data, so the array never holds two
-// copies of itself, where a std::vector doubling copies into a new block while the old one is
-// still live. Address space is reserved by doubling but costs memory only where written, and the
-// pages are populated a chunk ahead of the writes: a page fault costs about 10 us on a KVM guest,
-// populating 16 KiB of pages in one call a tenth of that per page. (16, not more: a parallel
-// load fills a set of columns per thread, each populated ahead, and that counts in its peak.)
+// The array reserves address space well past what it holds (64 MiB, or four times its size) and
+// grows within it in place, making the next pages usable (mprotect) without moving any: on a
+// virtual machine, a page moved to another address (mremap) costs a fault on its next write, as
+// a fresh page does (about 4-6 us), so growing by moving would pay for every value again. Only an
+// array that outgrows its reservation moves, into a larger one. Address space is cheap and not
+// memory: a reservation is neither written nor counted against the kernel's commit limit until
+// made usable, and usable pages cost memory only where written. The pages are populated a chunk
+// ahead of the writes: populating 16 KiB of pages in one call costs a tenth of faulting them one
+// by one. (16, not more: a parallel load fills a set of columns per thread, each populated
+// ahead, and that counts in its peak.)
 #pragma once
 
 #include <algorithm>
@@ -21,15 +25,18 @@ namespace moat::filter {
 namespace mapping {
 /// Maps `bytes` (whole pages) of zeroed, not yet populated memory. Throws std::bad_alloc.
 [[nodiscard]] void* map(std::size_t bytes);
-/// Grows a mapping, moving it when it cannot grow in place; the contents stay. A range that
-/// move_pages() made of several mappings is copied into a new one. Throws std::bad_alloc (the
-/// old mapping is then unchanged).
-[[nodiscard]] void* remap(void* at, std::size_t old_bytes, std::size_t new_bytes);
+/// Reserves `bytes` (whole pages) of address space, not usable until commit(). Throws
+/// std::bad_alloc.
+[[nodiscard]] void* reserve(std::size_t bytes);
+/// Makes [at, at + bytes) of a reservation usable: zeroed, not yet populated. Throws
+/// std::bad_alloc (nothing changed).
+void commit(void* at, std::size_t bytes);
 void unmap(void* at, std::size_t bytes) noexcept;
 /// Moves the pages [from, from + bytes) to [to, to + bytes), replacing what was mapped there;
 /// `from` is unmapped. Both page-aligned, `bytes` whole pages. No data is copied: the kernel
-/// moves page table entries. Throws std::bad_alloc (nothing moved).
-void move_pages(void* from, std::size_t bytes, void* to);
+/// moves page table entries; when the range is several of its mappings (an array that absorbed
+/// another), which it cannot move at once, it is copied. Throws std::bad_alloc (nothing moved).
+void relocate(void* from, std::size_t bytes, void* to);
 /// Populates [at, at + bytes) for writing, whole pages; best effort.
 void populate(void* at, std::size_t bytes) noexcept;
 /// The kernel's page size: 4 KiB on x86-64, 16 KiB on a Raspberry Pi 5's kernel.
@@ -51,7 +58,8 @@ public:
         : data_(std::exchange(other.data_, nullptr)),
           size_(std::exchange(other.size_, 0)),
           ready_(std::exchange(other.ready_, 0)),
-          mapped_(std::exchange(other.mapped_, 0)) {}
+          mapped_(std::exchange(other.mapped_, 0)),
+          reserved_(std::exchange(other.reserved_, 0)) {}
     MappedArray& operator=(MappedArray&& other) noexcept {
         if (this != &other) {
             MappedArray gone(std::move(*this));
@@ -59,12 +67,13 @@ public:
             size_ = std::exchange(other.size_, 0);
             ready_ = std::exchange(other.ready_, 0);
             mapped_ = std::exchange(other.mapped_, 0);
+            reserved_ = std::exchange(other.reserved_, 0);
         }
         return *this;
     }
     ~MappedArray() {
         if (data_ != nullptr) {
-            mapping::unmap(data_, mapped_);
+            mapping::unmap(data_, reserved_);
         }
     }
 
@@ -90,18 +99,16 @@ public:
     [[nodiscard]] bool empty() const noexcept { return size_ == 0; }
     /// Bytes mapped: what the array can cost, at most.
     [[nodiscard]] std::size_t mapped_bytes() const noexcept { return mapped_; }
+    /// Bytes of address space held: the array grows in place up to this.
+    [[nodiscard]] std::size_t reserved_bytes() const noexcept { return reserved_; }
 
     /// Makes room for `count` values in all, mapping more without populating it. Throws
     /// std::bad_alloc when the mapping cannot grow; the array is then unchanged.
     void reserve(std::size_t count) {
         const std::size_t wanted = mapping::whole_pages(count * sizeof(T));
-        if (wanted <= mapped_) {
-            return;
+        if (wanted > mapped_) {
+            grow_to(std::max(std::bit_ceil(wanted), kChunkBytes));
         }
-        const std::size_t bytes = std::max(std::bit_ceil(wanted), kChunkBytes);
-        data_ = static_cast<T*>(data_ == nullptr ? mapping::map(bytes)
-                                                 : mapping::remap(data_, mapped_, bytes));
-        mapped_ = bytes;
     }
 
     /// Appends every value of `other` and empties it, without copying: `other`'s pages are
@@ -123,64 +130,102 @@ public:
         assert(size_ * sizeof(T) % mapping::page_size() == 0);
         const std::size_t moved = mapping::whole_pages(other.size_ * sizeof(T));
         reserve(size_ + moved / sizeof(T));
-        mapping::move_pages(other.data_, moved, data_ + size_);
-        if (moved < other.mapped_) {
-            mapping::unmap(other.data_ + moved / sizeof(T), other.mapped_ - moved);
+        mapping::relocate(other.data_, moved, data_ + size_);
+        if (moved < other.reserved_) {
+            mapping::unmap(other.data_ + moved / sizeof(T), other.reserved_ - moved);
         }
         size_ += other.size_;
         ready_ = size_;
-        (void)other.release();  // its mapping is gone: moved here, or unmapped
+        other.forget();  // its mapping is gone: moved here, or unmapped
     }
 
     /// Keeps the first `count` values (count <= size()).
     void truncate(std::size_t count) noexcept { size_ = std::min(size_, count); }
 
     /// Gives back the pages past the values but `slack` bytes (a reader of whole words past the
-    /// last value). It never grows the mapping: reserve_one() first makes room after the last
-    /// value.
+    /// last value), and the address space reserved past them. It never grows the mapping:
+    /// reserve_one() first makes room after the last value.
     void shrink_to_fit(std::size_t slack = 0) noexcept {
-        const std::size_t wanted = mapping::whole_pages(size_ * sizeof(T) + slack);
-        if (wanted >= mapped_) {
-            return;
-        }
+        const std::size_t wanted =
+            std::min(mapping::whole_pages(size_ * sizeof(T) + slack), mapped_);
         if (wanted == 0) {
             MappedArray gone(std::move(*this));
             return;
         }
         // Unmapping the tail, not mremap: after an absorb() the array spans several of the
         // kernel's mappings, which mremap cannot resize at once.
-        mapping::unmap(data_ + wanted / sizeof(T), mapped_ - wanted);
-        mapped_ = wanted;
+        if (wanted < reserved_) {
+            mapping::unmap(data_ + wanted / sizeof(T), reserved_ - wanted);
+        }
+        mapped_ = reserved_ = wanted;
         ready_ = std::min(ready_, mapped_ / sizeof(T));
     }
 
-    /// Hands the mapping over: its address and size in bytes. The array is empty afterwards.
+    /// Hands the mapping over, without the address space reserved past it: its address and
+    /// size in bytes. The array is empty afterwards.
     [[nodiscard]] std::pair<T*, std::size_t> release() noexcept {
+        if (mapped_ < reserved_) {
+            mapping::unmap(data_ + mapped_ / sizeof(T), reserved_ - mapped_);
+        }
         size_ = 0;
         ready_ = 0;
+        reserved_ = 0;
         return {std::exchange(data_, nullptr), std::exchange(mapped_, 0)};
     }
 
 private:
     static constexpr std::size_t kChunkBytes = std::size_t{16} * 1024;
+    /// Address space reserved at least: a column of 8-byte keys for 8,000,000 rules.
+    static constexpr std::size_t kReservedBytes = std::size_t{64} << 20U;
 
     /// Grows the mapping when every mapped value is in use, then populates the next chunk.
     void make_room() {
         if (ready_ * sizeof(T) == mapped_) {
-            const std::size_t bytes = mapped_ == 0 ? kChunkBytes : 2 * mapped_;
-            data_ = static_cast<T*>(data_ == nullptr ? mapping::map(bytes)
-                                                     : mapping::remap(data_, mapped_, bytes));
-            mapped_ = bytes;
+            grow_to(mapped_ == 0 ? kChunkBytes : 2 * mapped_);
         }
         const std::size_t next = std::min(mapped_ / sizeof(T), ready_ + kChunkBytes / sizeof(T));
         mapping::populate(data_ + ready_, (next - ready_) * sizeof(T));
         ready_ = next;
     }
 
+    /// Empties the array without unmapping anything: its mapping is someone else's now.
+    void forget() noexcept {
+        data_ = nullptr;
+        size_ = ready_ = mapped_ = reserved_ = 0;
+    }
+
+    /// Makes `bytes` (whole pages, more than mapped_) usable: in place while the reservation
+    /// lasts, else in a new reservation four times as large, the pages moved there.
+    void grow_to(std::size_t bytes) {
+        if (bytes <= reserved_) {
+            mapping::commit(data_ + mapped_ / sizeof(T), bytes - mapped_);
+            mapped_ = bytes;
+            return;
+        }
+        const std::size_t room = std::max(kReservedBytes, 4 * bytes);
+        void* const fresh = mapping::reserve(room);
+        try {
+            mapping::commit(fresh, bytes);
+            if (data_ != nullptr) {
+                mapping::relocate(data_, mapped_, fresh);
+            }
+        } catch (...) {
+            mapping::unmap(fresh, room);
+            throw;
+        }
+        if (data_ != nullptr && mapped_ < reserved_) {
+            mapping::unmap(data_ + mapped_ / sizeof(T), reserved_ - mapped_);
+        }
+        data_ = static_cast<T*>(fresh);
+        mapped_ = bytes;
+        reserved_ = room;
+    }
+
     T* data_ = nullptr;
     std::size_t size_ = 0;
-    std::size_t ready_ = 0;   ///< values the populated pages hold
-    std::size_t mapped_ = 0;  ///< bytes
+    std::size_t ready_ = 0;     ///< values the populated pages hold
+    std::size_t mapped_ = 0;    ///< bytes usable
+    std::size_t reserved_ = 0;  ///< bytes of address space, mapped_ or more
 };
 
 }  // namespace moat::filter

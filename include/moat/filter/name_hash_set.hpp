@@ -12,8 +12,8 @@
 // 1-2 for the directory), 9 without.
 //
 // Building (Builder) keeps memory to one copy: entries are appended to the same parallel arrays
-// the set keeps, each in its own mapping grown by remapping (mapped_array.hpp: no copy, no
-// second array), then sorted in place (sort_entries.hpp: American-flag radix passes on the
+// the set keeps, each in its own mapping grown in place (mapped_array.hpp: no copy, no second
+// array, no page moved), then sorted in place (sort_entries.hpp: American-flag radix passes on the
 // directory bits and an insertion sort per bucket). Duplicates are merged: the earliest
 // (list, line) keeps the line, the payload becomes the set of their lists (list_sets.hpp),
 // important bits are or-ed. Last, one pass packs the keys and writes the directory, whose pages
@@ -29,7 +29,6 @@
 #include <cstdint>
 #include <span>
 #include <utility>
-#include <vector>
 
 #include "moat/filter/list_sets.hpp"
 #include "moat/filter/mapped_array.hpp"
@@ -132,7 +131,7 @@ private:
     PackedKeys keys_;
     MappedArray<std::uint16_t> meta_;   ///< list index | kImportantBit
     MappedArray<std::uint32_t> lines_;  ///< empty when line numbers are not kept
-    std::vector<std::uint32_t> directory_;
+    MappedArray<std::uint32_t> directory_;
     unsigned shift_ = 63;
 };
 

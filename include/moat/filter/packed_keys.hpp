@@ -8,6 +8,14 @@
 // over once they are sorted, and packing rewrites them front to back in the same pages, then
 // returns the pages past the end. A separate packed array would have the set's peak briefly hold
 // both.
+//
+// What is built beside the keys while they pack (the set's directory) is paid for with pages of
+// keys already read: first those past the packed keys' end, which are never written again, and
+// until the packing reaches them, a few below it, which the packing then maps again. Only as many
+// as the directory has grown past a small slack: a page given back below the end costs a fresh
+// page when the packing comes back to it (about 6 us on a virtual machine, more than packing its
+// 680 keys), and each call to give pages back, in a process that has run threads, interrupts
+// every core to flush its TLB.
 #pragma once
 
 #include <bit>
@@ -39,14 +47,15 @@ public:
     }
 
     /// Keeps the first `count` keys without their top `bits`, in the fewest whole bytes, and
-    /// unmaps the pages no longer needed. `visit(i, key)` sees each full key before it goes.
-    /// The pages behind the packed keys are given back as the packing passes them, so memory
-    /// falls as it goes (what `visit` builds can grow in their place).
-    template <typename Visit>
-    void pack(std::size_t count, unsigned bits, Visit visit) noexcept {
+    /// unmaps the pages no longer needed. `visit(i, key)` sees each full key before it goes;
+    /// `built()` is the bytes of memory what the visits build holds so far, which the packing
+    /// gives back as many pages of keys already read for, so memory does not grow.
+    template <typename Visit, typename Built>
+    void pack(std::size_t count, unsigned bits, Visit visit, Built built) noexcept {
         const unsigned width = width_for(bits);
         const std::uint64_t* keys = wide();
         const unsigned drop = 64 - 8 * width;
+        PagesWhilePacking pages(data_, mapped_, bytes_for(count, width));
         for (std::size_t i = 0; i < count; ++i) {
             // Key i is read from bytes [8i, 8i + 8) before [width * i, width * (i + 1)) are
             // written, and those never reach a key not yet read.
@@ -55,7 +64,7 @@ public:
             const std::uint64_t stored = (key << bits) >> drop;
             std::memcpy(data_ + i * width, &stored, width);
             if (i % kChunk == kChunk - 1) {
-                next_chunk(width * (i + 1), 8 * (i + 1), width * kChunk);
+                pages.next_chunk(width * (i + 1), 8 * (i + 1), width * kChunk, built());
             }
         }
         finish_packing(count, bits, width);
@@ -85,11 +94,30 @@ private:
     static constexpr std::size_t kChunk = 8192;
 
     [[nodiscard]] static unsigned width_for(unsigned bits) noexcept { return (64 - bits + 7) / 8; }
-    /// Between two chunks: the packed keys end at byte `written`, the full keys before byte
-    /// `read` are read. Maps the next `ahead` bytes of output in bulk (pages given back earlier
-    /// come back in one call, not one fault each) and gives back the pages past them up to
-    /// `read`.
-    void next_chunk(std::size_t written, std::size_t read, std::size_t ahead) noexcept;
+    /// Bytes to map for `count` keys of `width` bytes: the last key is read as a whole word.
+    [[nodiscard]] static std::size_t bytes_for(std::size_t count, unsigned width) noexcept;
+
+    /// Which pages of the mapping are given back while pack() rewrites it (see the top).
+    class PagesWhilePacking {
+    public:
+        /// `packed_end`: the whole pages the packed keys will need.
+        PagesWhilePacking(std::uint8_t* data, std::size_t mapped, std::size_t packed_end) noexcept
+            : data_(data), mapped_(mapped), packed_end_(packed_end), tail_end_(packed_end) {}
+        /// Between two chunks: the packed keys end at byte `written`, the full keys before byte
+        /// `read` are read, the next `ahead` bytes of output are to be written, and what is built
+        /// beside the keys holds `built` bytes.
+        void next_chunk(std::size_t written, std::size_t read, std::size_t ahead,
+                        std::size_t built) noexcept;
+
+    private:
+        std::uint8_t* data_;
+        std::size_t mapped_;
+        std::size_t packed_end_;
+        std::size_t tail_end_;        ///< [packed_end_, tail_end_) given back for good
+        std::size_t hole_begin_ = 0;  ///< [hole_begin_, hole_end_) given back until the
+        std::size_t hole_end_ = 0;    ///< packing reaches it
+    };
+
     void finish_packing(std::size_t count, unsigned bits, unsigned width) noexcept;
 
     std::uint8_t* data_ = nullptr;
