@@ -167,9 +167,13 @@ tl::expected<std::shared_ptr<const Snapshot>, Errc> Compiler::build(TaskRunner& 
     }
     auto snap = std::make_shared<Snapshot>();
     snap->sets_ = ListSets(lists_.size());
-    // Each builder frees its columns as its table fills, so tables built at once need no more
-    // memory than one after another. The largest first: with fewer threads than tables, the
-    // small ones follow on whichever thread is free.
+    // Each table in the builder's three steps, every table at each step before the next: the
+    // sort's first pass over each table, a thread each; the rest of the sort in pieces of every
+    // table, shared by all the threads; the packing, a thread each. One table (one large list)
+    // keeps every thread busy for the middle step instead of one for all three. Each builder
+    // frees its columns as its table fills, so tables built at once need no more memory than one
+    // after another. The largest first: with fewer threads than tables, the small ones follow on
+    // whichever thread is free.
     std::array<std::pair<NameHashSet::Builder*, NameHashSet*>, 4> tables{{
         {&t.block_exact, &snap->block_exact_},
         {&t.block_subtree, &snap->block_subtree_},
@@ -180,11 +184,24 @@ tl::expected<std::shared_ptr<const Snapshot>, Errc> Compiler::build(TaskRunner& 
         return a.first->size() > b.first->size();
     });
     std::vector<std::function<void()>> tasks;
+    for (const auto& table : tables) {
+        if (table.first->size() > 0) {
+            tasks.emplace_back([builder = table.first] { builder->spread(); });
+        }
+    }
+    runner.run_all(tasks);
+    tasks.clear();
+    for (const auto& table : tables) {
+        for (std::size_t i = 0; i < table.first->pieces(); ++i) {
+            tasks.emplace_back(
+                [&sets = snap->sets_, builder = table.first, i] { builder->sort_piece(i, sets); });
+        }
+    }
+    runner.run_all(tasks);
+    tasks.clear();
     for (const auto& [builder, set] : tables) {
         if (builder->size() > 0) {
-            tasks.emplace_back([&sets = snap->sets_, builder = builder, set = set] {
-                *set = builder->build(sets);
-            });
+            tasks.emplace_back([builder = builder, set = set] { *set = builder->finish(); });
         }
     }
     runner.run_all(tasks);

@@ -59,41 +59,46 @@ unsigned directory_bits(std::size_t entries) noexcept {
     return static_cast<unsigned>(std::countr_zero(buckets));
 }
 
-std::size_t sort_and_merge(Columns& c, std::size_t n, unsigned bits, ListSets& sets) {
-    // Two flag passes keep the swaps cache-friendly: the first spreads over at most 256 coarse
-    // buckets (256 write streams), the second sorts each coarse bucket, small enough to stay in
+CoarseBuckets spread_coarse(Columns& c, std::size_t n, unsigned bits) noexcept {
+    // Two flag passes keep the swaps cache-friendly: this one spreads over at most 256 coarse
+    // buckets (256 write streams), sort_fine() sorts each coarse bucket, small enough to stay in
     // cache, on the remaining bits; then each of those buckets (2-4 entries) by insertion.
-    const unsigned coarse_bits = std::min(bits, 8U);
-    const unsigned fine_bits = bits - coarse_bits;
-    const std::size_t coarse = std::size_t{1} << coarse_bits;
-    const std::size_t fine = std::size_t{1} << fine_bits;
+    const unsigned coarse_bits = std::min(bits, kCoarseBits);
+    CoarseBuckets b;
+    b.count = std::size_t{1} << coarse_bits;
     const auto coarse_of = [&](std::uint64_t key) {
         return static_cast<std::size_t>(key >> (64 - coarse_bits));
     };
-    std::array<std::uint32_t, 257> coarse_start{};
-    bucket_starts(c, 0, static_cast<std::uint32_t>(n), coarse_start.data(), coarse, coarse_of);
+    bucket_starts(c, 0, static_cast<std::uint32_t>(n), b.start.data(), b.count, coarse_of);
     std::array<std::uint32_t, 256> next{};
-    std::copy_n(coarse_start.begin(), coarse, next.begin());
+    std::copy_n(b.start.begin(), b.count, next.begin());
     flag_pass(
-        c, next.data(), coarse, [&](std::size_t k) { return coarse_start[k + 1]; }, coarse_of);
+        c, next.data(), b.count, [&](std::size_t k) { return b.start[k + 1]; }, coarse_of);
+    return b;
+}
 
+std::size_t sort_fine(Columns& c, const CoarseBuckets& b, unsigned bits, std::size_t first,
+                      std::size_t last, ListSets& sets) {
+    const unsigned fine_bits = bits - std::min(bits, kCoarseBits);
+    const std::size_t fine = std::size_t{1} << fine_bits;
     std::vector<std::uint32_t> fine_start(fine + 1);
     std::vector<std::uint32_t> fine_next(fine);
-    std::size_t kept = 0;
-    for (std::size_t k = 0; k < coarse; ++k) {
-        const std::uint32_t begin = coarse_start[k];
-        const std::uint32_t end = coarse_start[k + 1];
-        const std::size_t first = k << fine_bits;
+    const std::uint32_t front = b.start[first];
+    std::size_t kept = front;
+    for (std::size_t k = first; k < last; ++k) {
+        const std::uint32_t begin = b.start[k];
+        const std::uint32_t end = b.start[k + 1];
+        const std::size_t first_fine = k << fine_bits;
         const auto fine_of = [&](std::uint64_t key) {
-            return static_cast<std::size_t>(key >> (64 - bits)) - first;
+            return static_cast<std::size_t>(key >> (64 - bits)) - first_fine;
         };
         bucket_starts(c, begin, end, fine_start.data(), fine, fine_of);
         std::copy_n(fine_start.begin(), fine, fine_next.begin());
         flag_pass(
-            c, fine_next.data(), fine, [&](std::size_t b) { return fine_start[b + 1]; }, fine_of);
-        for (std::size_t b = 0; b < fine; ++b) {
-            for (std::size_t i = fine_start[b] + 1; i < fine_start[b + 1]; ++i) {
-                for (std::size_t j = i; j > fine_start[b] && c.less(j, j - 1); --j) {
+            c, fine_next.data(), fine, [&](std::size_t f) { return fine_start[f + 1]; }, fine_of);
+        for (std::size_t f = 0; f < fine; ++f) {
+            for (std::size_t i = fine_start[f] + 1; i < fine_start[f + 1]; ++i) {
+                for (std::size_t j = i; j > fine_start[f] && c.less(j, j - 1); --j) {
                     c.swap(j, j - 1);
                 }
             }
@@ -101,7 +106,7 @@ std::size_t sort_and_merge(Columns& c, std::size_t n, unsigned bits, ListSets& s
         // Compact forward: `kept` never passes `i`, and equal keys sit in one bucket, next to
         // each other, the one to keep first.
         for (std::size_t i = begin; i < end; ++i) {
-            if (kept > 0 && c.keys[kept - 1] == c.keys[i]) {
+            if (kept > front && c.keys[kept - 1] == c.keys[i]) {
                 std::uint16_t& survivor = c.meta[kept - 1];
                 const std::uint16_t lists =
                     sets.merge(static_cast<std::uint16_t>(survivor & NameHashSet::kMaxList),
@@ -116,7 +121,7 @@ std::size_t sort_and_merge(Columns& c, std::size_t n, unsigned bits, ListSets& s
             ++kept;
         }
     }
-    return kept;
+    return kept - front;
 }
 
 }  // namespace moat::filter

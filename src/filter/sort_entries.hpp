@@ -4,6 +4,7 @@
 // at 1,000,000 rules. See packed_keys.hpp.)
 #pragma once
 
+#include <array>
 #include <cstddef>
 #include <cstdint>
 #include <utility>
@@ -61,9 +62,25 @@ struct Columns {
 /// two buckets.
 [[nodiscard]] unsigned directory_bits(std::size_t entries) noexcept;
 
-/// Sorts entries [0, n) by key, spreading them first on the top `bits` of the key, then keeps
-/// one entry per key, at the front: the earliest (list, line), its list word the set of all
-/// their lists (from `sets`), important if any was. Returns how many are kept.
-std::size_t sort_and_merge(Columns& c, std::size_t n, unsigned bits, ListSets& sets);
+/// The bits of a key the first pass spreads on (at most): 256 coarse buckets.
+inline constexpr unsigned kCoarseBits = 8;
+
+/// Where each coarse bucket starts after spread_coarse(); start[count] is the end.
+struct CoarseBuckets {
+    std::array<std::uint32_t, 257> start{};
+    std::size_t count = 0;
+};
+
+/// The first pass of the sort: moves entries [0, n) into their coarse bucket (the top
+/// min(bits, kCoarseBits) bits of the key), in place.
+CoarseBuckets spread_coarse(Columns& c, std::size_t n, unsigned bits) noexcept;
+
+/// The rest of the sort for coarse buckets [first, last): sorts them by key on the remaining
+/// bits, then keeps one entry per key, at the front of the range (from b.start[first]): the
+/// earliest (list, line), its list word the set of all their lists (from `sets`), important if
+/// any was. Returns how many are kept. Equal keys share a coarse bucket, so ranges apart can be
+/// sorted at once on different threads (ListSets::merge is locked).
+std::size_t sort_fine(Columns& c, const CoarseBuckets& b, unsigned bits, std::size_t first,
+                      std::size_t last, ListSets& sets);
 
 }  // namespace moat::filter

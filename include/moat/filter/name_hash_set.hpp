@@ -27,6 +27,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <memory>
 #include <span>
 #include <utility>
 
@@ -135,15 +136,16 @@ private:
     unsigned shift_ = 63;
 };
 
-/// Collects entries, then builds the set. Not thread-safe; one builder per table per rebuild.
+/// Collects entries, then builds the set. One builder per table per rebuild; not thread-safe but
+/// for sort_piece() on pieces apart.
 class NameHashSet::Builder {
 public:
-    explicit Builder(bool keep_lines) : keep_lines_(keep_lines) {}
+    explicit Builder(bool keep_lines);
     Builder(const Builder&) = delete;
     Builder& operator=(const Builder&) = delete;
-    Builder(Builder&&) noexcept = default;
-    Builder& operator=(Builder&&) noexcept = default;
-    ~Builder() = default;
+    Builder(Builder&&) noexcept;
+    Builder& operator=(Builder&&) noexcept;
+    ~Builder();
 
     /// Adds one rule; `list` must be at most kMaxList. Throws std::bad_alloc when memory runs out.
     void add(std::uint64_t hash, std::uint16_t list, bool important, std::uint32_t line) {
@@ -204,6 +206,22 @@ public:
     /// the earliest (list, line) and gets the id of their set from `sets` as its list.
     NameHashSet build(ListSets& sets);
 
+    // build() in three steps, for a caller with threads to share them (Compiler::build):
+    // spread() on one thread, then sort_piece(i, sets) for every i < pieces(), at once on any
+    // threads, then finish(). The set is the same as build()'s.
+
+    /// The sort's first pass over every entry (sort_entries.hpp), which cuts the rest into
+    /// pieces apart. Throws std::bad_alloc.
+    void spread();
+    /// After spread(): the pieces the rest of the sort is cut into.
+    [[nodiscard]] std::size_t pieces() const noexcept;
+    /// Sorts one piece and merges its duplicates. Pieces apart may be sorted at once. Throws
+    /// std::bad_alloc.
+    void sort_piece(std::size_t piece, ListSets& sets);
+    /// Once every piece is sorted: joins them, packs the keys and writes the directory. The
+    /// builder is empty afterwards.
+    NameHashSet finish();
+
 private:
     /// Entries that fill whole pages in every column: the narrowest column (2-byte list words)
     /// needs the most.
@@ -222,10 +240,14 @@ private:
         }
     }
 
+    /// What spread() leaves for the sort's later steps (name_hash_set.cpp).
+    struct Sorting;
+
     bool keep_lines_;
     MappedArray<std::uint64_t> keys_;
     MappedArray<std::uint16_t> meta_;
     MappedArray<std::uint32_t> lines_;
+    std::unique_ptr<Sorting> sorting_;
 };
 
 }  // namespace moat::filter

@@ -6,8 +6,8 @@
 // (less than one run) starts none.
 //
 // Parsing is about two thirds of a compile (docs/benchmarks.md); build() then sorts the four
-// tables at once, a thread each while there are threads. The snapshot is the same as a compile on
-// one thread gives, but for the numbering of sets of lists.
+// tables on the same threads, each table's sort cut into pieces the threads share. The snapshot
+// is the same as a compile on one thread gives, but for the numbering of sets of lists.
 //
 //   filter::Compiler compiler;
 //   ParallelLoad load(compiler);

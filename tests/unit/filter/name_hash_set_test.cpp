@@ -8,6 +8,7 @@
 #include <array>
 #include <cstdint>
 #include <random>
+#include <set>
 #include <unordered_map>
 #include <unordered_set>
 #include <vector>
@@ -40,6 +41,27 @@ std::vector<std::uint64_t> random_keys(std::size_t n, std::uint64_t seed) {
         }
     }
     return keys;
+}
+
+/// Expects `b` to hold what `a` holds for every key of `keys`: found or not, with the same
+/// line, important flag and lists (each set's lists from its own ListSets).
+void expect_same_set(const NameHashSet& a, const ListSets& sets_a, const NameHashSet& b,
+                     const ListSets& sets_b, const std::vector<std::uint64_t>& keys) {
+    ASSERT_EQ(a.size(), b.size());
+    for (const std::uint64_t k : keys) {
+        const std::uint32_t at = a.find(k);
+        const std::uint32_t bt = b.find(k);
+        ASSERT_EQ(at == NameHashSet::kNotFound, bt == NameHashSet::kNotFound);
+        if (at == NameHashSet::kNotFound) {
+            continue;
+        }
+        EXPECT_EQ(a.line(at), b.line(bt));
+        EXPECT_EQ(a.important(at), b.important(bt));
+        const auto lists_a = sets_a.lists(a.list(at));
+        const auto lists_b = sets_b.lists(b.list(bt));
+        EXPECT_EQ(std::vector<std::uint16_t>(lists_a.begin(), lists_a.end()),
+                  std::vector<std::uint16_t>(lists_b.begin(), lists_b.end()));
+    }
 }
 
 class NameHashSetSizes : public ::testing::TestWithParam<std::size_t> {};
@@ -235,6 +257,7 @@ TEST(NameHashSet, BuildersFilledApartAndAbsorbedBuildTheSameSet) {
     std::mt19937_64 rng(5);
     NameHashSet::Builder whole(true);
     std::vector<NameHashSet::Builder> parts;
+    parts.reserve(3);
     for (int i = 0; i < 3; ++i) {
         parts.emplace_back(true);
     }
@@ -257,20 +280,51 @@ TEST(NameHashSet, BuildersFilledApartAndAbsorbedBuildTheSameSet) {
     ListSets sets_parts(64);
     const NameHashSet a = whole.build(sets_whole);
     const NameHashSet b = parts[0].build(sets_parts);
-    ASSERT_EQ(a.size(), b.size());
-    for (const std::uint64_t k : keys) {
-        const std::uint32_t at = a.find(k);
-        const std::uint32_t bt = b.find(k);
-        ASSERT_EQ(at == NameHashSet::kNotFound, bt == NameHashSet::kNotFound);
-        if (at == NameHashSet::kNotFound) {
-            continue;
-        }
-        EXPECT_EQ(a.line(at), b.line(bt));
-        EXPECT_EQ(a.important(at), b.important(bt));
-        const auto lists_a = sets_whole.lists(a.list(at));
-        const auto lists_b = sets_parts.lists(b.list(bt));
-        EXPECT_EQ(std::vector<std::uint16_t>(lists_a.begin(), lists_a.end()),
-                  std::vector<std::uint16_t>(lists_b.begin(), lists_b.end()));
+    expect_same_set(a, sets_whole, b, sets_parts, keys);
+}
+
+TEST(NameHashSet, PiecesSortedInAnyOrderBuildTheWholeSet) {
+    // build() in its three steps, as Compiler::build shares them among threads: a table large
+    // enough for several pieces, duplicates in every piece (so each keeps fewer than it holds
+    // and the join moves them), the pieces sorted last to first. Every key drawn is found with
+    // the earliest (list, line) that added it, the union of its lists and any important flag.
+    constexpr std::size_t kEntries = 400'000;
+    const auto keys = random_keys(kEntries / 3, 21);
+    std::mt19937_64 rng(8);
+    struct Expected {
+        std::pair<std::uint16_t, std::uint32_t> earliest{0xFFFF, 0};
+        bool important = false;
+        std::set<std::uint16_t> lists;
+    };
+    std::unordered_map<std::uint64_t, Expected> want;
+    NameHashSet::Builder b(true);
+    for (std::size_t i = 0; i < kEntries; ++i) {
+        const std::uint64_t key = keys[rng() % keys.size()];
+        const auto list = static_cast<std::uint16_t>(rng() % 6);  // 63 sets: none overflow
+        const bool important = rng() % 7 == 0;
+        const auto line = static_cast<std::uint32_t>(1 + rng() % 100'000);
+        b.add(key, list, important, line);
+        Expected& e = want[key];
+        e.earliest = std::min(e.earliest, std::pair{list, line});
+        e.important = e.important || important;
+        e.lists.insert(list);
+    }
+    ListSets sets(64);
+    b.spread();
+    ASSERT_GT(b.pieces(), 3U);
+    for (std::size_t i = b.pieces(); i-- > 0;) {
+        b.sort_piece(i, sets);
+    }
+    const NameHashSet set = b.finish();
+    EXPECT_EQ(b.size(), 0U);
+    ASSERT_EQ(set.size(), want.size());
+    for (const auto& [key, e] : want) {
+        const std::uint32_t at = set.find(key);
+        ASSERT_NE(at, NameHashSet::kNotFound);
+        EXPECT_EQ(set.line(at), e.earliest.second);
+        EXPECT_EQ(set.important(at), e.important);
+        const auto lists = sets.lists(set.list(at));
+        EXPECT_EQ(std::set<std::uint16_t>(lists.begin(), lists.end()), e.lists);
     }
 }
 
