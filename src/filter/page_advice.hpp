@@ -8,9 +8,13 @@
 #include <cstddef>
 #include <cstdint>
 
+#include "moat/filter/mapped_array.hpp"
+
 namespace moat::filter {
 
 /// The whole `page`-sized pages inside [begin, begin + count): [first, last), empty when none.
+/// madvise() takes only the kernel's own pages: 16 KiB on a Raspberry Pi 5's kernel, where a
+/// range cut to 4 KiB would be refused whole.
 struct PageRange {
     std::uintptr_t first = 0;
     std::uintptr_t last = 0;
@@ -28,7 +32,7 @@ inline PageRange pages_within(T* begin, std::size_t count, std::uintptr_t page) 
 template <typename T>
 inline void prefault(T* begin, std::size_t count) noexcept {
 #ifdef MADV_POPULATE_WRITE
-    const PageRange r = pages_within(begin, count, 4096);
+    const PageRange r = pages_within(begin, count, mapping::page_size());
     if (r.last > r.first) {
         // NOLINTNEXTLINE(performance-no-int-to-ptr): madvise takes the page address
         (void)::madvise(reinterpret_cast<void*>(r.first), r.last - r.first, MADV_POPULATE_WRITE);
@@ -73,7 +77,7 @@ inline void move_to_huge_pages(T* begin, std::size_t count) noexcept {
 /// needed, and the next write there finds a zeroed page.
 template <typename T>
 inline void release(T* begin, std::size_t count) noexcept {
-    const PageRange r = pages_within(begin, count, 4096);
+    const PageRange r = pages_within(begin, count, mapping::page_size());
     if (r.last > r.first) {
         // NOLINTNEXTLINE(performance-no-int-to-ptr): madvise takes the page address
         (void)::madvise(reinterpret_cast<void*>(r.first), r.last - r.first, MADV_DONTNEED);
