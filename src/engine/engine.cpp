@@ -139,6 +139,19 @@ std::size_t Engine::route_of(std::span<const std::uint8_t> lower_qname) const no
     return 0;
 }
 
+bool Engine::private_reverse(std::span<const std::uint8_t> lower_qname) const noexcept {
+    // Every zone is under arpa, and nearly every forwarded name is not: one look at the name's
+    // last octets spares it a walk of its labels for each of the 90 zones, which was a third of
+    // decide()'s time on a miss. A label that merely ends in these octets takes the walk.
+    constexpr std::array<std::uint8_t, 6> kArpaTail = {4, 'a', 'r', 'p', 'a', 0};
+    if (lower_qname.size() < kArpaTail.size() ||
+        !std::equal(kArpaTail.begin(), kArpaTail.end(), lower_qname.end() - kArpaTail.size())) {
+        return false;
+    }
+    return std::any_of(private_reverse_zones_.begin(), private_reverse_zones_.end(),
+                       [&](const wire::Name& z) { return is_under(lower_qname, z.wire()); });
+}
+
 Decision Engine::count(Decision d) noexcept {
     stats_.add(d.outcome);
     return d;
@@ -359,9 +372,7 @@ Decision Engine::answer_question(const wire::MessageView& view, const wire::Ques
     }
 
     const std::size_t route = route_of(lower.wire());
-    if (route == 0 && options_.answer_private_reverse &&
-        std::any_of(private_reverse_zones_.begin(), private_reverse_zones_.end(),
-                    [&](const wire::Name& z) { return is_under(lower.wire(), z.wire()); })) {
+    if (route == 0 && options_.answer_private_reverse && private_reverse(lower.wire())) {
         return respond(Outcome::local, write_empty(out, to, Rcode::nxdomain, true));
     }
 

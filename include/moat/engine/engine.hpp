@@ -149,6 +149,8 @@ private:
     [[nodiscard]] bool rebinding(const Pending& pending,
                                  std::span<const std::uint8_t> answer) const;
     [[nodiscard]] std::size_t route_of(std::span<const std::uint8_t> lower_qname) const noexcept;
+    /// True when `lower_qname` is in a reverse zone of private, loopback or link-local addresses.
+    [[nodiscard]] bool private_reverse(std::span<const std::uint8_t> lower_qname) const noexcept;
     Decision count(Decision d) noexcept;
 
     EngineOptions options_;

@@ -473,7 +473,7 @@ TEST(EngineDecide, PrivateReverseIsNxdomainAuthoritatively) {
     Harness h;
     for (const char* qname :
          {"5.1.168.192.in-addr.arpa", "1.0.0.10.in-addr.arpa", "9.9.20.172.in-addr.arpa",
-          "1.1.64.100.in-addr.arpa",
+          "1.1.64.100.in-addr.arpa", "4.3.2.10.IN-ADDR.Arpa",
           "1.0.0.0.0.0.0.0.0.0.0.0.0.0.0.0.0.0.0.0.0.0.0.0.0.0.0.0.0.0.d.f.ip6.arpa"}) {
         SCOPED_TRACE(qname);
         const Decision d = h.decide({.id = 99, .qname = qname, .qtype = RrType::ptr});
@@ -490,7 +490,9 @@ TEST(EngineDecide, PrivateReverseIsNxdomainAuthoritatively) {
 TEST(EngineDecide, PublicReverseIsForwarded) {
     Harness h;
     for (const char* qname :
-         {"5.113.0.203.in-addr.arpa", "1.1.32.172.in-addr.arpa", "1.1.128.100.in-addr.arpa"}) {
+         {"5.113.0.203.in-addr.arpa", "1.1.32.172.in-addr.arpa", "1.1.128.100.in-addr.arpa",
+          // Private zones' names, but not at the end of the name, or under another top label.
+          "1.0.0.10.in-addr.arpa.example", "1.0.0.10.in-addr.xarpa", "1.0.0.10.in-addr.arp"}) {
         SCOPED_TRACE(qname);
         EXPECT_EQ(h.decide({.qname = qname, .qtype = RrType::ptr}).action, Action::forward);
     }
