@@ -8,6 +8,7 @@
 #include "blocklist.hpp"
 #include "memory.hpp"
 #include "memory_floor.hpp"
+#include "moat/wire/name.hpp"
 #include "queries.hpp"
 #include "suites.hpp"
 
@@ -73,7 +74,9 @@ LookupFigures time_lookups(const filter::Snapshot& snapshot, const FilterPool& p
     Samples unblocked(iterations);
     LookupFigures f;
     for (const std::uint32_t q : order) {
-        const wire::NameView name = pool.names[q];
+        // As the daemon has it: the name in the datagram the kernel has just written.
+        const wire::Name received = wire::Name::from_view(pool.names[q]);
+        const wire::NameView name = received.view();
         const Ticks t0 = tick_begin();
         const filter::Verdict v = snapshot.match(name);
         const Ticks t1 = tick_end();
