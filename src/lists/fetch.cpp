@@ -28,7 +28,7 @@ struct Transfer {
 std::size_t on_body(char* data, std::size_t size, std::size_t count, void* user) {
     auto& t = *static_cast<Transfer*>(user);
     const std::size_t n = size * count;
-    if (t.digest.bytes + n > t.max_bytes) {
+    if (t.digest.bytes() + n > t.max_bytes) {
         t.too_big = true;
         return 0;  // ends the transfer with CURLE_WRITE_ERROR
     }
@@ -167,8 +167,8 @@ FetchResult fetch_to_file(const std::string& url, const Validators& have,
     if (std::fflush(file.get()) != 0 && t.write_errno == 0) {
         t.write_errno = errno != 0 ? errno : EIO;
     }
-    result.bytes = t.digest.bytes;
-    result.content_hash = t.digest.hash;
+    result.bytes = t.digest.bytes();
+    result.content_hash = t.digest.hash();
     if (t.too_big || rc == CURLE_FILESIZE_EXCEEDED) {
         result.error = "larger than lists.max_size (" + size_text(options.max_bytes) + ")";
     } else if (rc == CURLE_ABORTED_BY_CALLBACK) {

@@ -20,7 +20,7 @@ nlohmann::json status_document(const ListStatus& s) {
         {"invalid", s.invalid},
         {"first_invalid", invalid},
         {"bytes", s.bytes},
-        {"content_hash", s.content_hash},
+        {"content_digest", s.content_hash},
         {"etag", s.etag},
         {"last_modified", s.last_modified},
         {"last_changed", s.last_changed},
@@ -47,7 +47,9 @@ std::optional<ListStatus> status_from_document(const nlohmann::json& doc) {
                 {bad.value("line", std::uint64_t{0}), bad.value("text", std::string())});
         }
         s.bytes = doc.value("bytes", std::uint64_t{0});
-        s.content_hash = doc.value("content_hash", std::uint64_t{0});
+        // "content_hash" (before 2026-12-03) was FNV-1a, a different hash: such a status reads as
+        // one without a hash, checked by size until the next download writes "content_digest".
+        s.content_hash = doc.value("content_digest", std::uint64_t{0});
         s.etag = doc.value("etag", "");
         s.last_modified = doc.value("last_modified", "");
         s.last_changed = doc.value("last_changed", std::int64_t{0});

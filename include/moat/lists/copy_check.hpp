@@ -1,12 +1,15 @@
-// Recognising a damaged copy of a downloaded list: its size and 64-bit FNV-1a hash are taken
-// while the download streams to disk (fetch.cpp) and recorded in its status at install; reading
-// the copy again (the daemon's compile, each refresh) digests it the same way, so a truncated or
+// Recognising a damaged copy of a downloaded list: its size and a 64-bit hash are taken while
+// the download streams to disk (fetch.cpp) and recorded in its status at install; reading the
+// copy again (the daemon's compile, each refresh) digests it the same way, so a truncated or
 // overwritten copy no longer matches its status.
 //
-// FNV-1a is no defence against someone who can write the state directory; it notices a disk, a
-// crash or a hand edit that changed the bytes, at the cost of one multiply per byte.
+// The hash is no defence against someone who can write the state directory; it notices a disk, a
+// crash or a hand edit that changed the bytes. It runs on the start-up's path, every byte of
+// every downloaded list, so it has to cost next to nothing (ContentDigest below).
 #pragma once
 
+#include <array>
+#include <cstddef>
 #include <cstdint>
 #include <cstdio>
 #include <filesystem>
@@ -21,20 +24,28 @@
 
 namespace moat::lists {
 
-/// The size and hash of a byte stream, fed in pieces of any size.
-struct ContentDigest {
-    static constexpr std::uint64_t kFnvOffset = 14695981039346656037ULL;
-    static constexpr std::uint64_t kFnvPrime = 1099511628211ULL;
+/// The size and a 64-bit hash of a byte stream, fed in pieces of any size; the same digest
+/// whatever the pieces. The hash takes 32 octets at a time as four little-endian words, each into
+/// a lane of its own (xor, multiply by an odd constant, rotate: every step is a bijection of the
+/// lane, so two streams that differ in one block always leave that lane different), and mixes
+/// the lanes with the length at the end. Four lanes keep four multiplies in flight: 2 ms for a
+/// 17.5 MB list, where the byte-wise FNV-1a it replaced (one dependent multiply per octet) took
+/// 20 ms of the daemon's start-up.
+class ContentDigest {
+public:
+    void add(std::string_view piece) noexcept;
+    [[nodiscard]] std::uint64_t bytes() const noexcept { return bytes_; }
+    /// The hash of every octet so far (the stream may go on after it is read).
+    [[nodiscard]] std::uint64_t hash() const noexcept;
 
-    std::uint64_t bytes = 0;
-    std::uint64_t hash = kFnvOffset;  ///< FNV-1a 64 of every byte so far
+    static constexpr std::size_t kBlock = 32;
 
-    void add(std::string_view piece) noexcept {
-        for (const char c : piece) {
-            hash = (hash ^ static_cast<unsigned char>(c)) * kFnvPrime;
-        }
-        bytes += piece.size();
-    }
+private:
+    std::array<std::uint64_t, 4> lanes_{0x243F6A8885A308D3ULL, 0x13198A2E03707344ULL,
+                                        0xA4093822299F31D0ULL, 0x082EFA98EC4E6C89ULL};
+    std::array<char, kBlock> partial_{};  ///< the octets of a block not yet whole
+    std::size_t partial_size_ = 0;
+    std::uint64_t bytes_ = 0;
 };
 
 /// A file read through a std::istream that digests every byte it hands out, so the copy is

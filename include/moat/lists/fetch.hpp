@@ -38,7 +38,7 @@ struct FetchResult {
     long http_status = 0;            ///< of the last response; 0 when none arrived
     Validators validators;           ///< of the new body (downloaded only)
     std::uint64_t bytes = 0;         ///< written to the file
-    std::uint64_t content_hash = 0;  ///< FNV-1a of the body as written
+    std::uint64_t content_hash = 0;  ///< ContentDigest hash of the body as written
     std::string error;               ///< why it failed, for logs and `dnsmoat lists`
 };
 

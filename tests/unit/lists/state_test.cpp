@@ -50,6 +50,19 @@ TEST(ListStatus, RoundTripsThroughJson) {
     EXPECT_EQ(*back, s);
 }
 
+TEST(ListStatus, AnFnvHashOfAnEarlierVersionReadsAsNoHash) {
+    // Before 2026-12-03 "content_hash" held FNV-1a, which no copy digests to any more: kept, it
+    // would make every intact copy read as damaged.
+    const auto old = status_from_json(
+        R"({"name": "web", "bytes": 12, "content_hash": 12345, "last_changed": 1795000000})");
+    ASSERT_TRUE(old);
+    EXPECT_EQ(old->bytes, 12U);
+    EXPECT_EQ(old->content_hash, 0U);
+    const auto current = status_from_json(R"({"name": "web", "content_digest": 12345})");
+    ASSERT_TRUE(current);
+    EXPECT_EQ(current->content_hash, 12345U);
+}
+
 TEST(ListStatus, InvalidUtf8InAListLineIsReplacedNotFatal) {
     const auto back = status_from_json(to_json(sample()));
     ASSERT_TRUE(back.has_value());
