@@ -61,6 +61,9 @@ std::uint64_t avalanche(std::uint64_t x) noexcept {
 }  // namespace
 
 void ContentDigest::add(std::string_view piece) noexcept {
+    if (piece.empty()) {
+        return;  // its data() may be null, which memcpy must not see even for no octets
+    }
     bytes_ += piece.size();
     const char* p = piece.data();
     std::size_t left = piece.size();
