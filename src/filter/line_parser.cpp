@@ -1,12 +1,11 @@
 #include "moat/filter/line_parser.hpp"
 
+#include <array>
 #include <cstdint>
 #include <string>
 
 #include "line_shortcuts.hpp"
 #include "line_text.hpp"
-#include "moat/filter/name_hash.hpp"
-#include "moat/wire/name.hpp"
 
 namespace moat::filter {
 namespace {
@@ -250,73 +249,7 @@ LineOutcome parse_regex_line(std::string_view line, RuleSink& sink) {
     return sink.on_regex({line, false, false}) ? LineOutcome::rules : LineOutcome::invalid;
 }
 
-/// Each octet of a list name: itself lower-cased when it may appear in one (letters, digits,
-/// '-', '_', '.'), else 0.
-constexpr std::array<char, 256> kNameChar = [] {
-    std::array<char, 256> t{};
-    for (int c = 0; c < 256; ++c) {
-        if ((c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') || c == '-' || c == '_' || c == '.') {
-            t[static_cast<std::size_t>(c)] = static_cast<char>(c);
-        } else if (c >= 'A' && c <= 'Z') {
-            t[static_cast<std::size_t>(c)] = static_cast<char>(c | 0x20);
-        }
-    }
-    return t;
-}();
-
 }  // namespace
-
-std::optional<NormalizedName> normalize_name(std::string_view text,
-                                             std::array<char, 256>& buf) noexcept {
-    if (text.ends_with('.')) {
-        text.remove_suffix(1);
-    }
-    // 253 characters without the final dot is 255 octets in wire form, the limit of RFC 1035.
-    if (text.empty() || text.size() > 253) {
-        return std::nullopt;
-    }
-    // One pass checks each character and the label lengths (1..63) and notes where the dots
-    // are; it runs once per list line, so it is the compiler's inner loop: one table load per
-    // character. (The branch on each dot mispredicts, but a branch-free loop measured slower.)
-    // Lists are nearly always lower-case already: the name is then the text itself, and only a
-    // name with capitals is written out in a second pass.
-    std::array<std::uint8_t, 128> dots;  // NOLINT(cppcoreguidelines-pro-type-member-init): [0, n)
-    std::size_t n = 0;                   // at most 126 dots: 127 labels of 1 fill 253 octets
-    std::size_t label = 0;
-    bool upper = false;
-    for (std::size_t i = 0; i < text.size(); ++i) {
-        const char c = kNameChar[static_cast<unsigned char>(text[i])];
-        if (c == '.') {
-            if (label == 0) {
-                return std::nullopt;
-            }
-            label = 0;
-            dots[n++] = static_cast<std::uint8_t>(i);
-        } else if (c == 0 || ++label > wire::kMaxLabelLength) {
-            return std::nullopt;
-        }
-        upper |= c != text[i];
-    }
-    if (label == 0) {
-        return std::nullopt;  // ".." at the end, or a lone "."
-    }
-    if (upper) {
-        for (std::size_t i = 0; i < text.size(); ++i) {
-            buf[i] = kNameChar[static_cast<unsigned char>(text[i])];
-        }
-        text = std::string_view(buf.data(), text.size());
-    }
-    // The hash runs from the last label to the first (name_hash.hpp), between the dots found.
-    const auto* octets = reinterpret_cast<const std::uint8_t*>(text.data());
-    std::uint64_t hash = kNameHashSeed;
-    std::size_t end = text.size();
-    while (n > 0) {
-        const std::size_t dot = dots[--n];
-        hash = hash_label(hash, octets + dot + 1, end - dot - 1);
-        end = dot;
-    }
-    return NormalizedName{text, hash_label(hash, octets, end)};
-}
 
 ListFormat detect_format(std::string_view line) noexcept {
     if (line.starts_with('!') || line.starts_with("@@") || line.starts_with('|')) {
