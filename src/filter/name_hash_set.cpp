@@ -1,6 +1,8 @@
 #include "moat/filter/name_hash_set.hpp"
 
 #include <memory>
+#include <stdexcept>
+#include <string>
 #include <utility>
 #include <vector>
 
@@ -42,24 +44,36 @@ NameHashSet NameHashSet::Builder::build(ListSets& sets) {
     return finish();
 }
 
+Columns NameHashSet::Builder::columns() noexcept {
+    return {keys_.data(), meta_.data(), keep_lines_ ? lines_.data() : nullptr};
+}
+
+NameHashSet::Builder::Sorting& NameHashSet::Builder::sorting(const char* step) {
+    if (!sorting_) {
+        // A caller's mistake, not bad input: the steps' order is part of the interface.
+        throw std::logic_error(std::string("NameHashSet::Builder::") + step + "() before spread()");
+    }
+    return *sorting_;
+}
+
 void NameHashSet::Builder::spread() {
     const std::size_t n = size();
-    auto sorting = std::make_unique<Sorting>();
+    auto fresh = std::make_unique<Sorting>();
     if (n > 0) {
-        sorting->bits = directory_bits(n);
-        Columns c{keys_.data(), meta_.data(), keep_lines_ ? lines_.data() : nullptr};
-        sorting->coarse = spread_coarse(c, n, sorting->bits);
+        fresh->bits = directory_bits(n);
+        Columns c = columns();
+        fresh->coarse = spread_coarse(c, n, fresh->bits);
         // Whole coarse buckets, about kPieceEntries entries each.
-        const CoarseBuckets& b = sorting->coarse;
+        const CoarseBuckets& b = fresh->coarse;
         std::size_t first = 0;
         for (std::size_t k = 1; k <= b.count; ++k) {
             if (k == b.count || b.start[k] - b.start[first] >= kPieceEntries) {
-                sorting->pieces.push_back({first, k, 0});
+                fresh->pieces.push_back({first, k, 0});
                 first = k;
             }
         }
     }
-    sorting_ = std::move(sorting);
+    sorting_ = std::move(fresh);
 }
 
 std::size_t NameHashSet::Builder::pieces() const noexcept {
@@ -67,9 +81,10 @@ std::size_t NameHashSet::Builder::pieces() const noexcept {
 }
 
 void NameHashSet::Builder::sort_piece(std::size_t piece, ListSets& sets) {
-    Columns c{keys_.data(), meta_.data(), keep_lines_ ? lines_.data() : nullptr};
-    SortPiece& p = sorting_->pieces[piece];
-    p.kept = sort_fine(c, sorting_->coarse, sorting_->bits, p.first, p.last, sets);
+    Sorting& sorted = sorting("sort_piece");
+    SortPiece& p = sorted.pieces.at(piece);
+    Columns c = columns();
+    p.kept = sort_fine(c, sorted.coarse, sorted.bits, p.first, p.last, sets);
 }
 
 NameHashSet NameHashSet::Builder::finish() {
@@ -78,11 +93,12 @@ NameHashSet NameHashSet::Builder::finish() {
         *this = Builder(keep_lines_);  // gives back what the columns mapped
         return set;
     }
+    const Sorting& sorted = sorting("finish");
     // Each piece kept its survivors at its front: they move down to follow the piece before.
-    Columns c{keys_.data(), meta_.data(), keep_lines_ ? lines_.data() : nullptr};
+    Columns c = columns();
     std::size_t kept = 0;
-    for (const SortPiece& p : sorting_->pieces) {
-        const std::size_t begin = sorting_->coarse.start[p.first];
+    for (const SortPiece& p : sorted.pieces) {
+        const std::size_t begin = sorted.coarse.start[p.first];
         for (std::size_t i = 0; i < p.kept && kept != begin; ++i) {
             c.move(begin + i, kept + i);
         }

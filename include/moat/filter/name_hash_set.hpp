@@ -37,6 +37,8 @@
 
 namespace moat::filter {
 
+struct Columns;  // sort_entries.hpp: the builder's columns as its sort sees them
+
 class NameHashSet {
 public:
     static constexpr std::uint32_t kNotFound = 0xFFFFFFFFU;
@@ -216,10 +218,11 @@ public:
     /// After spread(): the pieces the rest of the sort is cut into.
     [[nodiscard]] std::size_t pieces() const noexcept;
     /// Sorts one piece and merges its duplicates. Pieces apart may be sorted at once. Throws
-    /// std::bad_alloc.
+    /// std::bad_alloc, std::logic_error before spread(), std::out_of_range for no such piece.
     void sort_piece(std::size_t piece, ListSets& sets);
     /// Once every piece is sorted: joins them, packs the keys and writes the directory. The
-    /// builder is empty afterwards.
+    /// builder is empty afterwards. Throws std::logic_error before spread() on a builder with
+    /// entries.
     NameHashSet finish();
 
 private:
@@ -242,6 +245,10 @@ private:
 
     /// What spread() leaves for the sort's later steps (name_hash_set.cpp).
     struct Sorting;
+    /// The columns as the sort sees them.
+    [[nodiscard]] Columns columns() noexcept;
+    /// What spread() left; `step` names the caller in the error when spread() has not run.
+    [[nodiscard]] Sorting& sorting(const char* step);
 
     bool keep_lines_;
     MappedArray<std::uint64_t> keys_;

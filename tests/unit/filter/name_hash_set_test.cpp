@@ -9,6 +9,7 @@
 #include <cstdint>
 #include <random>
 #include <set>
+#include <stdexcept>
 #include <unordered_map>
 #include <unordered_set>
 #include <vector>
@@ -326,6 +327,34 @@ TEST(NameHashSet, PiecesSortedInAnyOrderBuildTheWholeSet) {
         const auto lists = sets.lists(set.list(at));
         EXPECT_EQ(std::set<std::uint16_t>(lists.begin(), lists.end()), e.lists);
     }
+}
+
+TEST(NameHashSet, TheStepsOutOfOrderAreRefusedAndLoseNothing) {
+    // finish() or sort_piece() before spread() is a caller's mistake: it throws instead of
+    // reading a sort that does not exist, and the builder still builds every key afterwards.
+    NameHashSet::Builder b(true);
+    const auto keys = random_keys(1000, 31);
+    for (std::size_t i = 0; i < keys.size(); ++i) {
+        b.add(keys[i], 1, false, static_cast<std::uint32_t>(i + 1));
+    }
+    ListSets sets(2);
+    EXPECT_THROW((void)b.finish(), std::logic_error);
+    EXPECT_THROW(b.sort_piece(0, sets), std::logic_error);
+    b.spread();
+    EXPECT_THROW(b.sort_piece(b.pieces(), sets), std::out_of_range);
+    for (std::size_t i = 0; i < b.pieces(); ++i) {
+        b.sort_piece(i, sets);
+    }
+    const NameHashSet set = b.finish();
+    ASSERT_EQ(set.size(), keys.size());
+    for (std::size_t i = 0; i < keys.size(); ++i) {
+        const std::uint32_t at = set.find(keys[i]);
+        ASSERT_NE(at, NameHashSet::kNotFound);
+        EXPECT_EQ(set.line(at), i + 1);
+    }
+    // An empty builder has nothing to sort: finish() alone gives the empty set.
+    NameHashSet::Builder empty(false);
+    EXPECT_EQ(empty.finish().size(), 0U);
 }
 
 TEST(NameHashSet, AnEmptyBuilderAbsorbsBuildersOfEqualSize) {
