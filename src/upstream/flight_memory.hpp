@@ -11,6 +11,10 @@
 //
 // The pool is unsynchronised: only the thread that runs the Forwarder's event loop touches it.
 // It keeps the blocks of its busiest moment (bounded by max_in_flight) until it is destroyed.
+//
+// Under AddressSanitizer there is no pool: a block the pool kept for the next query would hide a
+// use after free of the last one from the sanitizer, which sees only the pool's large chunks.
+// Every block then comes from, and goes back to, the sanitizer's own heap.
 #pragma once
 
 #include <cstddef>
@@ -19,7 +23,29 @@
 
 namespace moat::upstream {
 
-using FlightMemory = std::pmr::unsynchronized_pool_resource;
+#if defined(__SANITIZE_ADDRESS__)
+inline constexpr bool kFlightMemoryPooled = false;
+#elif defined(__has_feature)
+#if __has_feature(address_sanitizer)
+inline constexpr bool kFlightMemoryPooled = false;
+#else
+inline constexpr bool kFlightMemoryPooled = true;
+#endif
+#else
+inline constexpr bool kFlightMemoryPooled = true;
+#endif
+
+using FlightMemory = std::pmr::memory_resource;
+
+/// A new pool, or under AddressSanitizer the plain heap (see above).
+inline std::shared_ptr<FlightMemory> make_flight_memory() {
+    if constexpr (kFlightMemoryPooled) {
+        return std::make_shared<std::pmr::unsynchronized_pool_resource>();
+    } else {
+        // Not owned: the heap's resource lives as long as the program.
+        return {std::shared_ptr<void>(), std::pmr::new_delete_resource()};
+    }
+}
 
 /// An allocator that keeps the pool alive while anything it allocated is: a shared_ptr's control
 /// block made with std::allocate_shared holds a copy, so the pool outlives the last flight even

@@ -34,7 +34,7 @@ Forwarder::Forwarder(asio::io_context& io, Options options)
     : io_(io),
       options_(std::move(options)),
       routes_(make_routes(options_, {})),
-      memory_(std::make_shared<FlightMemory>()),
+      memory_(make_flight_memory()),
       flights_(memory_.get()),
       stats_(std::make_shared<Stats>()),
       pool_(std::make_unique<UdpPool>(io, random_source(), stats_)),

@@ -109,7 +109,7 @@ private:
     /// rather than taken from the heap each time, as the Forwarder's flights are
     /// (flight_memory.hpp). Each socket holds a reference: a socket can outlive the pool while a
     /// ticket still names it.
-    std::shared_ptr<FlightMemory> memory_ = std::make_shared<FlightMemory>();
+    std::shared_ptr<FlightMemory> memory_ = make_flight_memory();
     RandomSource& random_;
     std::shared_ptr<Stats> stats_;
     Sizes sizes_;

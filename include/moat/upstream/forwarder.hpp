@@ -79,7 +79,7 @@ private:
     std::vector<std::shared_ptr<RouteState>> routes_;
     /// What flights allocate, theirs and this map's nodes (FlightMemory, in
     /// src/upstream/flight_memory.hpp). Declared before the map, so it is destroyed after it.
-    std::shared_ptr<std::pmr::unsynchronized_pool_resource> memory_;
+    std::shared_ptr<std::pmr::memory_resource> memory_;
     /// Keyed by a view of the flight's own key (Flight::key()), which lives as long as the
     /// entry holds the flight: one copy of the key per question, not two.
     std::pmr::unordered_map<std::string_view, std::shared_ptr<Flight>> flights_;

@@ -16,6 +16,7 @@
 #include <cstdint>
 #include <vector>
 
+#include "flight_memory.hpp"
 #include "moat/upstream/forwarder.hpp"
 #include "moat/upstream/options.hpp"
 #include "moat/wire/header.hpp"
@@ -114,7 +115,13 @@ TEST(ForwarderAlloc, AForwardedQueryAllocatesNothingOnceWarm) {
     }
     EXPECT_EQ(answered, 350U);
     EXPECT_EQ(failed, 0U);
-    EXPECT_EQ(allocations, 0U) << "heap allocations in 50 forwarded queries";
+    if constexpr (kFlightMemoryPooled) {
+        EXPECT_EQ(allocations, 0U) << "heap allocations in 50 forwarded queries";
+    } else {
+        // Under AddressSanitizer flights take their blocks from the heap (flight_memory.hpp),
+        // and this counter sees them: the count then says that they do, nothing about the pool.
+        EXPECT_GT(allocations, 0U);
+    }
 }
 
 }  // namespace
