@@ -64,7 +64,12 @@ tl::expected<void, EditFailure> ConfigStore::edit(const Change& change) const {
     if (auto failed = change(*doc)) {
         return tl::unexpected(*failed);
     }
-    return replace(config::render_document(*doc, *syntax));
+    // Comments are collected from the text as it was, before the change: they go back above
+    // the lines they described.
+    const config::TomlComments comments = *syntax == config::Syntax::toml
+                                              ? config::collect_toml_comments(*text)
+                                              : config::TomlComments{};
+    return replace(config::render_document(*doc, *syntax, &comments));
 }
 
 }  // namespace moat::app

@@ -149,11 +149,28 @@ bool is_table_array(const Document& v) {
     return true;
 }
 
-void put_table(std::ostream& out, const Document& table, const std::string& prefix) {
+/// Writes the comment block a line had above it in the old file, if it had one; true if so.
+bool put_comments(std::ostream& out, const TomlComments* comments, const std::string& place) {
+    if (comments == nullptr) {
+        return false;
+    }
+    const auto it = comments->above.find(place);
+    if (it == comments->above.end()) {
+        return false;
+    }
+    out << it->second;
+    return true;
+}
+
+/// A table's keys, then its tables and arrays of tables. `prefix` is its TOML path, `place` its
+/// place for the old file's comments (toml_comments.hpp), which tells entries of arrays apart.
+void put_table(std::ostream& out, const Document& table, const std::string& prefix,
+               const TomlPlace& place, const TomlComments* comments) {
     for (const auto& [key, v] : table.items()) {
         if (v.is_null() || v.is_object() || is_table_array(v)) {
             continue;
         }
+        put_comments(out, comments, place.key(key).as_key_line());
         put_key(out, key);
         out << " = ";
         put_value(out, v);
@@ -161,12 +178,23 @@ void put_table(std::ostream& out, const Document& table, const std::string& pref
     }
     for (const auto& [key, v] : table.items()) {
         if (v.is_object()) {
-            out << "\n[" << path_of(prefix, key) << "]\n";
-            put_table(out, v, path_of(prefix, key));
+            const TomlPlace sub = place.key(key);
+            // A table the file wrote inline (`k = { ... }`) had its block above its key line.
+            if (!put_comments(out, comments, sub.as_table_header()) &&
+                !put_comments(out, comments, sub.as_key_line())) {
+                out << '\n';
+            }
+            out << "[" << path_of(prefix, key) << "]\n";
+            put_table(out, v, path_of(prefix, key), sub, comments);
         } else if (is_table_array(v)) {
+            std::size_t n = 0;
             for (const Document& item : v) {
-                out << "\n[[" << path_of(prefix, key) << "]]\n";
-                put_table(out, item, path_of(prefix, key));
+                const TomlPlace entry = place.key(key).entry(n++);
+                if (!put_comments(out, comments, entry.as_array_header())) {
+                    out << '\n';
+                }
+                out << "[[" << path_of(prefix, key) << "]]\n";
+                put_table(out, item, path_of(prefix, key), entry, comments);
             }
         }
     }
@@ -188,15 +216,18 @@ tl::expected<Document, ConfigErrors> read_document(std::string_view text, Syntax
     return to_document(*root);
 }
 
-std::string render_document(const Document& document, Syntax syntax) {
+std::string render_document(const Document& document, Syntax syntax, const TomlComments* comments) {
     if (syntax == Syntax::json) {
         return document.dump(2) + "\n";
     }
     std::ostringstream out;
-    put_table(out, document, "");
+    put_table(out, document, "", TomlPlace{}, comments);
     std::string text = out.str();
     if (!text.empty() && text.front() == '\n') {
-        text.erase(0, 1);
+        text.erase(0, 1);  // the separator before a first table
+    }
+    if (comments != nullptr) {
+        text = comments->at_start + text + comments->at_end;
     }
     return text;
 }

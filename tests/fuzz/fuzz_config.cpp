@@ -15,7 +15,7 @@
 // known code and a message, and a line within the text (only too_many_errors has none); errors
 // about a key (unknown, out of range, bad value) name its path.
 // A text that loads reads as a document, and the document rendered as TOML and as JSON loads
-// again to the same Config.
+// again to the same Config; so does a TOML text rendered with its comments (toml_comments.hpp).
 #include <algorithm>
 #include <cstddef>
 #include <cstdint>
@@ -27,6 +27,7 @@
 #include "moat/config/config_error.hpp"
 #include "moat/config/document.hpp"
 #include "moat/config/loader.hpp"
+#include "moat/config/toml_comments.hpp"
 #include "tomlplusplus_known_bugs.hpp"
 
 namespace {
@@ -83,6 +84,17 @@ void check_write_back(const moat::config::Config& loaded, std::string_view text,
     MOAT_FUZZ_CHECK(again.has_value(), "rendered file does not load:\n" + rendered + "\n" +
                                            (again ? "" : moat::config::to_string(again.error())));
     MOAT_FUZZ_CHECK(*again == loaded, "rendered file loads differently:\n" + rendered);
+    if (syntax == Syntax::toml && to == Syntax::toml) {
+        // As the API writes a TOML file back: with the old text's comments above their lines.
+        const moat::config::TomlComments comments = moat::config::collect_toml_comments(text);
+        const std::string commented = moat::config::render_document(*document, to, &comments);
+        const auto kept = moat::config::parse(commented, to, kTomlName);
+        MOAT_FUZZ_CHECK(kept.has_value(), "rendered file with comments does not load:\n" +
+                                              commented + "\n" +
+                                              (kept ? "" : moat::config::to_string(kept.error())));
+        MOAT_FUZZ_CHECK(*kept == loaded,
+                        "rendered file with comments loads differently:\n" + commented);
+    }
 }
 
 }  // namespace

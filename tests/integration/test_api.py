@@ -287,6 +287,24 @@ def test_rules_are_written_back_and_in_effect_when_answered(api_daemon):
     assert check.returncode == 0, check.stderr
 
 
+def test_an_api_change_keeps_the_comments_of_the_file(api_daemon):
+    # A hand-commented file, then a dashboard change: the comments are still above their lines.
+    d = api_daemon
+    c = signed_in(d)
+    text = d.config_path.read_text()
+    assert "\n[server]\n" in text
+    commented = ("# notes on this box\n\n" +
+                 text.replace("\n[server]\n", "\n# where the test listens\n[server]\n"))
+    d.config_path.write_text(commented)
+    assert c.json("POST", "/api/rules/deny", {"rule": "other.a.test"}) == (
+        201, {"rule": "other.a.test"})
+    after = d.config_path.read_text()
+    assert after.startswith("# notes on this box\n\n"), after
+    assert "\n# where the test listens\n[server]\n" in after, after
+    assert config_of(d)["rules"]["deny"] == ["other.a.test"]
+    assert (d.dir / "dnsmoat.toml.bak").read_text() == commented
+
+
 def test_local_records_crud(api_daemon):
     d = api_daemon
     c = signed_in(d)

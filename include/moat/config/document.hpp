@@ -2,8 +2,9 @@
 // an ordered JSON tree (TOML or JSON, keys in file order), changed, rendered back in its own
 // syntax, checked to load, and written atomically, so the file stays the one source of truth.
 //
-// TOML comments do not survive the round trip (no TOML library keeps them through an edit); the
-// file as it was is kept beside it as FILE.bak, and docs/configuration.md says so.
+// No TOML library keeps comments through an edit: the renderer writes back the old file's comment
+// blocks, each above the line it sat above (toml_comments.hpp). The file as it was is also kept
+// beside it as FILE.bak; docs/configuration.md says what is kept.
 #pragma once
 
 #include <filesystem>
@@ -14,6 +15,7 @@
 
 #include "moat/config/config_error.hpp"
 #include "moat/config/loader.hpp"
+#include "moat/config/toml_comments.hpp"
 
 namespace moat::config {
 
@@ -24,8 +26,10 @@ tl::expected<Document, ConfigErrors> read_document(std::string_view text, Syntax
                                                    std::string_view file_name = "<string>");
 
 /// The tree as a file of `syntax`: TOML with scalars first, then [tables] and [[arrays of
-/// tables]]; JSON indented by 2. Null values are left out.
-[[nodiscard]] std::string render_document(const Document& document, Syntax syntax);
+/// tables]]; JSON indented by 2. Null values are left out. With `comments` (TOML only), the old
+/// file's comment blocks go back above their lines.
+[[nodiscard]] std::string render_document(const Document& document, Syntax syntax,
+                                          const TomlComments* comments = nullptr);
 
 /// Replaces `path` with `text`: a temporary file beside it, fsync, rename, fsync of the
 /// directory; with `keep_backup` the old file stays as `path`.bak. Keeps the old file's mode.

@@ -1,14 +1,20 @@
 // The editable tree behind API changes: the shipped examples survive read → render → load
 // unchanged in meaning in both syntaxes, TOML's awkward corners render to valid TOML, an edit
-// lands where it belongs, and the atomic write keeps the old file as .bak.
+// lands where it belongs, the atomic write keeps the old file as .bak, and a TOML file's comments
+// stay above their lines through a change.
 #include "moat/config/document.hpp"
 
 #include <gtest/gtest.h>
 #include <sys/stat.h>
 
+#include <algorithm>
 #include <fstream>
 #include <sstream>
+#include <string>
+#include <vector>
 
+#include "moat/config/loader.hpp"
+#include "moat/config/toml_comments.hpp"
 #include "support/temp_dir.hpp"
 
 namespace moat::config {
@@ -104,6 +110,193 @@ TEST(WriteFileAtomically, AFailureLeavesTheFileAsItWas) {
     auto written = write_file_atomically(path, "x", true);
     ASSERT_FALSE(written);
     EXPECT_NE(written.error().find("cannot create"), std::string::npos) << written.error();
+}
+
+// Comments kept through a change (toml_comments.hpp): each block goes back above the line it sat
+// above, the file's heading and its last lines stay where they were, and nothing inside a value
+// is taken for a comment or a table.
+
+/// The lines of `text` that are comments, in order.
+std::vector<std::string> comment_lines(const std::string& text) {
+    std::vector<std::string> out;
+    std::istringstream in(text);
+    for (std::string line; std::getline(in, line);) {
+        const std::size_t first = line.find_first_not_of(" \t");
+        if (first != std::string::npos && line[first] == '#') {
+            out.push_back(line);
+        }
+    }
+    return out;
+}
+
+/// `text` read, changed by `change`, and rendered with its comments, as the API's edit does.
+template <typename Change>
+std::string edited(const std::string& text, Change change) {
+    auto doc = read_document(text, Syntax::toml);
+    EXPECT_TRUE(doc) << to_string(doc.error());
+    change(*doc);
+    const TomlComments comments = collect_toml_comments(text);
+    return render_document(*doc, Syntax::toml, &comments);
+}
+
+/// Each comment line of `text` with the key (or header) of the first line below it that is not
+/// a comment: where every comment sits.
+std::vector<std::string> comments_with_their_lines(const std::string& text) {
+    std::vector<std::string> out;
+    std::vector<std::string> waiting;
+    std::istringstream in(text);
+    for (std::string line; std::getline(in, line);) {
+        const std::size_t first = line.find_first_not_of(" \t");
+        if (first != std::string::npos && line[first] == '#') {
+            waiting.push_back(line);
+        } else if (first != std::string::npos) {
+            for (const std::string& comment : waiting) {
+                out.push_back(comment + " -> " + line.substr(0, line.find('=')));
+            }
+            waiting.clear();
+        }
+    }
+    for (const std::string& comment : waiting) {
+        out.push_back(comment + " -> (end)");
+    }
+    return out;
+}
+
+TEST(TomlComments, TheShippedConfigKeepsEveryCommentAboveItsLine) {
+    const std::string text = slurp(kDir / "dnsmoat.toml");
+    ASSERT_GT(comment_lines(text).size(), 100U);
+    const std::string out = edited(text, [](Document&) {});
+    EXPECT_EQ(comments_with_their_lines(out), comments_with_their_lines(text)) << out;
+    // The only other difference: [access] allow, an array over two lines, is written on one.
+    EXPECT_EQ(std::count(out.begin(), out.end(), '\n') + 1,
+              std::count(text.begin(), text.end(), '\n'));
+    auto again = parse(out, Syntax::toml, "rendered");
+    auto original = parse(text, Syntax::toml, "shipped");
+    ASSERT_TRUE(again) << to_string(again.error()) << out;
+    ASSERT_TRUE(original) << to_string(original.error());
+    EXPECT_EQ(*again, *original);
+}
+
+TEST(TomlComments, AChangeKeepsTheCommentsOfEverythingThatStays) {
+    const std::string text = slurp(kDir / "dnsmoat.toml");
+    const std::string out = edited(text, [](Document& doc) {
+        doc["blocking"]["mode"] = "nxdomain";
+        doc["blocklists"].erase(doc["blocklists"].size() - 1);  // the last list, an example
+        Document& kids = doc["groups"][0]["blocklists"];        // which a group names
+        kids.erase(kids.size() - 1);
+        doc["cache"].erase("negative");
+    });
+    // Everything but the blocks above what was removed, in the same order: the last list's
+    // "# >>> example" line (the "# <<<" line after it is the block above [[allowlists]]) and
+    // the cache's line about `negative`.
+    std::vector<std::string> want = comments_with_their_lines(text);
+    const auto before = want.size();
+    std::erase_if(want, [](const std::string& line) {
+        return (line.ends_with("-> [[blocklists]]") && line.starts_with("# >>> example")) ||
+               line.ends_with("-> negative ");
+    });
+    EXPECT_EQ(want.size() + 2, before);
+    EXPECT_EQ(comments_with_their_lines(out), want) << out;
+    EXPECT_NE(out.find("# \"nxdomain\", \"refused\", or \"custom\" (the addresses below).\n"
+                       "mode = \"nxdomain\"\n"),
+              std::string::npos)
+        << out;
+    EXPECT_TRUE(out.starts_with("# dnsmoat example configuration."));
+    auto again = parse(out, Syntax::toml, "edited");
+    ASSERT_TRUE(again) << to_string(again.error()) << out;
+    EXPECT_EQ(again->blocking.mode, BlockingMode::nxdomain);
+}
+
+TEST(TomlComments, NothingInsideAValueIsTakenForACommentOrATable) {
+    const std::string text =
+        "# heading\n"
+        "\n"
+        "# above a\n"
+        "a = \"\"\"\n"
+        "# not a comment\n"
+        "[not.a.table]\n"
+        "b = 1\n"
+        "\"\"\"\n"
+        "# above list\n"
+        "list = [\n"
+        "  \"x\", # inside the array: not kept\n"
+        "  \"y ] # still a string\",\n"
+        "]\n"
+        "# above c\n"
+        "c = \"has # a hash\"  # at the end of the line: not kept\n"
+        "d = 'it is [literal'\n"
+        "[t]\n"
+        "# above t.k\n"
+        "k = { x = 1, y = [2, 3] }\n"
+        "\n"
+        "# the last words\n";
+    const TomlComments comments = collect_toml_comments(text);
+    EXPECT_EQ(comments.at_start, "# heading\n\n");
+    EXPECT_EQ(comments.at_end, "\n# the last words\n");
+    EXPECT_EQ(comments.above.size(), 5U);  // above a, list, c and t.k, and [t]'s empty one
+    const std::string out = edited(text, [](Document&) {});
+    EXPECT_NE(out.find("# above a\na = "), std::string::npos) << out;
+    EXPECT_NE(out.find("# above list\nlist = "), std::string::npos) << out;
+    EXPECT_NE(out.find("# above c\nc = "), std::string::npos) << out;
+    // The inline table is written as a table of its own: its block goes above that header.
+    EXPECT_NE(out.find("[t]\n# above t.k\n[t.k]\n"), std::string::npos) << out;
+    EXPECT_TRUE(out.ends_with("\n# the last words\n")) << out;
+    EXPECT_EQ(out.find("\n# not a comment"), std::string::npos) << out;  // inside the string
+    auto before = read_document(text, Syntax::toml);
+    auto after = read_document(out, Syntax::toml);
+    ASSERT_TRUE(after) << to_string(after.error()) << out;
+    EXPECT_EQ(*after, *before);
+}
+
+TEST(TomlComments, EntriesOfArraysOfTablesKeepTheirOwnBlocks) {
+    const std::string text =
+        "[[g]]\n"
+        "# first g's name\n"
+        "name = \"a\"\n"
+        "# a's schedule\n"
+        "[[g.s]]\n"
+        "x = 1\n"
+        "\n"
+        "# the second g\n"
+        "[[g]]\n"
+        "name = \"b\"\n"
+        "[[g.s]]\n"
+        "x = 2\n"
+        "[[g.s]]\n"
+        "# b's second schedule\n"
+        "x = 3\n";
+    const std::string out = edited(text, [](Document&) {});
+    EXPECT_EQ(out, text);
+    // Removing the first g: the blocks stay with the positions, as the file had them.
+    const std::string fewer = edited(text, [](Document& doc) { doc["g"].erase(0); });
+    EXPECT_NE(fewer.find("[[g]]\n# first g's name\nname = \"b\"\n# a's schedule\n[[g.s]]\n"
+                         "x = 2\n"),
+              std::string::npos)
+        << fewer;
+    EXPECT_EQ(fewer.find("# the second g"), std::string::npos) << fewer;
+    EXPECT_EQ(fewer.find("# b's second schedule"), std::string::npos) << fewer;
+}
+
+TEST(TomlComments, HeadersAndKeysAreFoundHoweverTheyAreSpelled) {
+    const std::string text =
+        "# above the table\n"
+        "[ \"quoted.key\" . inner ]\n"
+        "# above v\n"
+        "\"v\" = true\n"
+        "# above a dotted key\n"
+        "deep . 'w' = 1\n";
+    const std::string out = edited(text, [](Document&) {});
+    EXPECT_NE(out.find("# above the table\n[\"quoted.key\".inner]\n# above v\nv = true\n"),
+              std::string::npos)
+        << out;
+    EXPECT_NE(out.find("# above a dotted key\nw = 1\n"), std::string::npos) << out;
+}
+
+TEST(TomlComments, AFileOfCommentsOnlyKeepsThem) {
+    const std::string text = "# nothing set yet\n# see docs/configuration.md";
+    const std::string out = edited(text, [](Document& doc) { doc["log"]["level"] = "debug"; });
+    EXPECT_TRUE(out.starts_with("# nothing set yet\n# see docs/configuration.md\n")) << out;
+    EXPECT_NE(out.find("[log]\nlevel = \"debug\"\n"), std::string::npos) << out;
 }
 
 }  // namespace
