@@ -1,0 +1,95 @@
+#!/usr/bin/env python3
+"""What a locally answered query costs the daemon, beside the canned-answer responder of
+../shared/bench (echo_responder.c: recvmmsg/sendmmsg, no parsing, the cheapest UDP server).
+
+Both answer dnsperf's queries for 1,000 names (dnsmoat from a hosts file, bench/local_daemon.py,
+query log off), interleaved, --reps times for --seconds each. Reported per repetition: queries
+per second and the server's user and system CPU time per answered query (/proc/PID/stat). With
+--syscalls, also dnsmoat's system calls per query of each kind, counted by `perf stat` on the
+syscalls tracepoints (tracefs must be mounted: `mount -t tracefs nodev /sys/kernel/tracing`).
+Loopback only.
+
+  bench/local_cost.py --binary build/release/src/app/dnsmoat --responder ../shared/bench/echo_responder.c
+"""
+
+import argparse
+import re
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+import forward_cost
+import local_daemon
+
+SYSCALLS = ["epoll_wait", "epoll_ctl", "recvmmsg", "sendmmsg", "recvfrom", "sendto", "futex"]
+
+
+def dnsperf(port: int, queries: Path, seconds: int) -> tuple[float, int]:
+    out = subprocess.run(["dnsperf", "-s", "127.0.0.1", "-p", str(port), "-d", str(queries),
+                          "-l", str(seconds), "-c", "8", "-q", "200"],
+                         capture_output=True, text=True, timeout=seconds + 60, check=True).stdout
+    return (float(re.search(r"Queries per second:\s+([\d.]+)", out).group(1)),
+            int(re.search(r"Queries completed:\s+(\d+)", out).group(1)))
+
+
+def measure(pid: int, port: int, queries: Path, seconds: int, syscalls: bool) -> str:
+    user0, sys0 = forward_cost.cpu_seconds(pid)
+    perf = None
+    if syscalls:
+        events = ",".join(f"syscalls:sys_enter_{s}" for s in SYSCALLS)
+        perf = subprocess.Popen(["perf", "stat", "-x,", "-e", events, "-p", str(pid)],
+                                stderr=subprocess.PIPE, text=True)
+        time.sleep(0.2)
+    qps, answered = dnsperf(port, queries, seconds)
+    counts = ""
+    if perf is not None:
+        perf.send_signal(2)
+        for line in perf.communicate(timeout=30)[1].splitlines():
+            fields = line.split(",")
+            if len(fields) > 2 and fields[0].isdigit():
+                name = fields[2].rsplit("sys_enter_", 1)[-1]
+                counts += f" {name} {int(fields[0]) / answered:.3f}"
+    user1, sys1 = forward_cost.cpu_seconds(pid)
+    return (f"{qps:9,.0f} qps, user {(user1 - user0) / answered * 1e6:.2f} µs, "
+            f"system {(sys1 - sys0) / answered * 1e6:.2f} µs per query"
+            + (f"; system calls per query:{counts}" if counts else ""))
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--binary", required=True)
+    ap.add_argument("--responder", required=True, help="echo_responder.c (built here) or its binary")
+    ap.add_argument("--seconds", type=int, default=5)
+    ap.add_argument("--reps", type=int, default=3)
+    ap.add_argument("--syscalls", action="store_true")
+    args = ap.parse_args()
+    with tempfile.TemporaryDirectory(prefix="moat-localcost-") as tmp:
+        work = Path(tmp)
+        queries = local_daemon.write_inputs(work)
+        responder = args.responder
+        if responder.endswith(".c"):
+            subprocess.run(["cc", "-O2", "-o", str(work / "echo_responder"), responder],
+                           check=True)
+            responder = str(work / "echo_responder")
+        daemon, daemon_port = local_daemon.start(args.binary, work, "d", "enabled = false")
+        echo_port = local_daemon.free_port()
+        echo = subprocess.Popen([responder, str(echo_port)], stderr=subprocess.DEVNULL)
+        time.sleep(0.3)
+        try:
+            for rep in range(args.reps):
+                order = [("dnsmoat", daemon.pid, daemon_port, args.syscalls),
+                         ("responder", echo.pid, echo_port, False)]
+                for name, pid, port, syscalls in order if rep % 2 == 0 else reversed(order):
+                    print(f"rep {rep + 1} {name:9} "
+                          f"{measure(pid, port, queries, args.seconds, syscalls)}", flush=True)
+        finally:
+            for proc in (daemon, echo):
+                proc.terminate()
+                proc.wait(timeout=30)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
