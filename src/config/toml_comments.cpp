@@ -198,7 +198,8 @@ private:
 TomlComments collect_toml_comments(std::string_view text) {
     TomlComments out;
     Tables tables;
-    TomlPlace table;  // the current table's place (the root's is empty)
+    TomlPlace table;        // the current table's place (the root's is empty)
+    bool placeable = true;  // false under a header that could not be read: its keys get no place
     ValueState value;
     std::string block;              // comment and blank lines since the last line with content
     std::size_t through_blank = 0;  // block's length through its last blank line
@@ -232,24 +233,32 @@ TomlComments collect_toml_comments(std::string_view text) {
         std::optional<std::string> place;
         if (rest.starts_with("[[")) {
             rest.remove_prefix(2);
-            if (const auto path = read_key(rest); path && trim_start(rest).starts_with("]]")) {
+            const auto path = read_key(rest);
+            placeable = path && trim_start(rest).starts_with("]]");
+            if (placeable) {
                 table = tables.array_entry(*path);
                 place = table.as_array_header();
             }
         } else if (rest.starts_with('[')) {
             rest.remove_prefix(1);
-            if (const auto path = read_key(rest); path && trim_start(rest).starts_with(']')) {
+            const auto path = read_key(rest);
+            placeable = path && trim_start(rest).starts_with(']');
+            if (placeable) {
                 table = tables.table(*path);
                 place = table.as_table_header();
             }
-        } else if (const auto key = read_key(rest); key && rest.starts_with('=')) {
-            TomlPlace at = table;
-            for (const std::string& part : *key) {
-                at = at.key(part);
+        } else {
+            const std::string_view whole = rest;
+            if (const auto key = read_key(rest); key && rest.starts_with('=') && placeable) {
+                TomlPlace at = table;
+                for (const std::string& part : *key) {
+                    at = at.key(part);
+                }
+                place = at.as_key_line();
             }
-            place = at.as_key_line();
-            rest.remove_prefix(1);
-            scan_value_line(rest, value);
+            // From the line's start, whether or not its key was read: the key's quotes are
+            // strings to the scan, and a value left open goes on over the next lines.
+            scan_value_line(whole, value);
         }
         // A header with nothing above it keeps that too (an empty block): the renderer's own
         // blank line before a table would change the file where nothing changed.

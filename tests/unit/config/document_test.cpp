@@ -292,6 +292,36 @@ TEST(TomlComments, HeadersAndKeysAreFoundHoweverTheyAreSpelled) {
     EXPECT_NE(out.find("# above a dotted key\nw = 1\n"), std::string::npos) << out;
 }
 
+TEST(TomlComments, LinesThatCannotBePlacedLoseTheirBlockAndNothingElse) {
+    // A header and a key with an escape in quotes are not placed. The keys under that header
+    // must not take the places of the table before (its `k`), and the array the escaped key
+    // opens must still be skipped as a value.
+    const std::string text =
+        "[a]\n"
+        "# above a.k\n"
+        "k = 1\n"
+        "[\"b\\u0041\"]\n"
+        "# above the unplaced k\n"
+        "k = 2\n"
+        "\"q\\\"\" = [\n"
+        "  \"[a]\",\n"
+        "# inside the array\n"
+        "]\n"
+        "[c]\n"
+        "# above c.k\n"
+        "k = 3\n";
+    const std::string out = edited(text, [](Document&) {});
+    EXPECT_NE(out.find("[a]\n# above a.k\nk = 1\n"), std::string::npos) << out;
+    EXPECT_NE(out.find("[c]\n# above c.k\nk = 3\n"), std::string::npos) << out;
+    EXPECT_EQ(out.find("# above the unplaced k"), std::string::npos) << out;
+    EXPECT_EQ(out.find("# inside the array"), std::string::npos) << out;
+    auto before = read_document(text, Syntax::toml);
+    auto after = read_document(out, Syntax::toml);
+    ASSERT_TRUE(before) << to_string(before.error());
+    ASSERT_TRUE(after) << to_string(after.error()) << out;
+    EXPECT_EQ(*after, *before);
+}
+
 TEST(TomlComments, AFileOfCommentsOnlyKeepsThem) {
     const std::string text = "# nothing set yet\n# see docs/configuration.md";
     const std::string out = edited(text, [](Document& doc) { doc["log"]["level"] = "debug"; });
