@@ -38,19 +38,34 @@ std::optional<std::uint32_t> non_ascii_outside_quotes(std::string_view text) noe
     constexpr std::string_view kByteOrderMark = "\xEF\xBB\xBF";
     std::size_t i = text.starts_with(kByteOrderMark) ? kByteOrderMark.size() : 0;
     std::uint32_t line = 1;
+    // A quote opens a string only where TOML lets one begin: first on its line (a key), or after
+    // `=`, `[`, `,`, `{` or `.` (a value, an element, a key or a key's next part). Anywhere else
+    // toml++ does not read a string either (`1979-05-27T07:32"""...` is a date followed by
+    // rubbish, and toml++ asked whether the next non-ASCII character was whitespace), so the
+    // text after such a quote is checked like any other.
+    bool line_start = true;
+    char last = '\n';  // the last character outside strings, comments and blanks
     while (i < text.size()) {
         const char c = text[i];
         if (c == '\n') {
             ++line;
             ++i;
+            line_start = true;
+        } else if (c == ' ' || c == '\t' || c == '\r') {
+            ++i;
         } else if (c == '#') {
             const std::size_t end = text.find('\n', i);
             i = end == std::string_view::npos ? text.size() : end;
-        } else if (c == '"' || c == '\'') {
+        } else if ((c == '"' || c == '\'') &&
+                   (line_start || std::string_view("=[,{.").find(last) != std::string_view::npos)) {
             i = skip_string(text, i, line);
+            last = c;
+            line_start = false;
         } else if (static_cast<unsigned char>(c) >= 0x80) {
             return line;
         } else {
+            last = c;
+            line_start = false;
             ++i;
         }
     }

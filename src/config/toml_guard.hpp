@@ -3,7 +3,8 @@
 // are whitespace, e.g. for `[café]` or `é = 1` (marzer/tomlplusplus issues #190 and #295):
 // tests/fuzz/fuzz_config found it. TOML 1.0 allows non-ASCII text only inside strings and
 // comments (bare keys are ASCII, whitespace is space and tab), so refusing it anywhere else
-// rejects no valid file.
+// rejects no valid file. A string is where TOML can start one (toml_guard.cpp), not wherever a
+// quote stands.
 #pragma once
 
 #include <cstdint>
