@@ -34,7 +34,6 @@ public:
     [[nodiscard]] std::string as_array_header() const { return "[[" + text_; }
     /// The place's key for a key line (`a = 1`).
     [[nodiscard]] const std::string& as_key_line() const noexcept { return text_; }
-    [[nodiscard]] bool empty() const noexcept { return text_.empty(); }
     [[nodiscard]] const std::string& text() const noexcept { return text_; }
 
 private:
@@ -50,10 +49,6 @@ struct TomlComments {
     std::map<std::string, std::string, std::less<>> above;
     /// The lines after the last table or key.
     std::string at_end;
-
-    [[nodiscard]] bool empty() const noexcept {
-        return at_start.empty() && above.empty() && at_end.empty();
-    }
 };
 
 /// The comments of `text`, a TOML file that loads. Lines it cannot place (a key with escapes in
