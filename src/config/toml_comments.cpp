@@ -231,21 +231,14 @@ TomlComments collect_toml_comments(std::string_view text) {
             block.erase(0, through_blank);
         }
         std::optional<std::string> place;
-        if (rest.starts_with("[[")) {
-            rest.remove_prefix(2);
+        if (rest.starts_with('[')) {
+            const bool array = rest.starts_with("[[");
+            rest.remove_prefix(array ? 2 : 1);
             const auto path = read_key(rest);
-            placeable = path && trim_start(rest).starts_with("]]");
+            placeable = path && trim_start(rest).starts_with(array ? "]]" : "]");
             if (placeable) {
-                table = tables.array_entry(*path);
-                place = table.as_array_header();
-            }
-        } else if (rest.starts_with('[')) {
-            rest.remove_prefix(1);
-            const auto path = read_key(rest);
-            placeable = path && trim_start(rest).starts_with(']');
-            if (placeable) {
-                table = tables.table(*path);
-                place = table.as_table_header();
+                table = array ? tables.array_entry(*path) : tables.table(*path);
+                place = array ? table.as_array_header() : table.as_table_header();
             }
         } else {
             const std::string_view whole = rest;
