@@ -7,9 +7,9 @@
 #
 # Targets (tests/fuzz/CMakeLists.txt says what each checks): fuzz_wire_parse,
 # fuzz_wire_validate, fuzz_wire_roundtrip, fuzz_http_request, fuzz_proxy_header, fuzz_h2_server,
-# fuzz_doh_exchange, fuzz_pipeline, fuzz_tcp_framing, fuzz_list_line, fuzz_config. `all` starts
-# them in this order and reports them in it, says which are not built, and also runs any other
-# fuzz_* binary it finds.
+# fuzz_doh_exchange, fuzz_pipeline, fuzz_tcp_framing, fuzz_dot_replies, fuzz_list_line,
+# fuzz_config. `all` starts them in this order and reports them in it, says which are not built,
+# and also runs any other fuzz_* binary it finds.
 # Build first: cmake --workflow --preset fuzz (scripts/test.sh does). Targets are the fuzz_*
 # executables in build/fuzz/tests/fuzz/ (override with MOAT_FUZZ_DIR).
 # Seeds: the dirs listed in <target>.seeds next to the binary (written by moat_add_fuzz_target),
@@ -35,7 +35,7 @@ shared=${MOAT_SHARED_DIR:-$repo/../shared}
 # Every target moat_add_fuzz_target defines, in the order `all` runs them.
 known_targets=(fuzz_wire_parse fuzz_wire_validate fuzz_wire_roundtrip fuzz_http_request
     fuzz_proxy_header fuzz_h2_server fuzz_doh_exchange fuzz_pipeline fuzz_tcp_framing
-    fuzz_list_line fuzz_config)
+    fuzz_dot_replies fuzz_list_line fuzz_config)
 # The targets whose input is a DNS message: the shared wire messages seed them.
 wire_targets=" fuzz_wire_parse fuzz_wire_validate fuzz_wire_roundtrip "
 

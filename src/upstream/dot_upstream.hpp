@@ -1,12 +1,8 @@
-// DNS over TLS to one upstream (RFC 7858): queries framed with their two-octet length (RFC 1035
-// §4.2.2) and pipelined on the one connection; answers matched by ID, which is unique among the
-// queries on the connection (a clashing one is renumbered and given back its own in the answer).
+// DNS over TLS to one upstream (RFC 7858): the connection is EncryptedUpstream's, the framing
+// and the matching of answers to queries DotSession's.
 #pragma once
 
-#include <cstdint>
-#include <map>
-#include <vector>
-
+#include "dot_session.hpp"
 #include "encrypted_upstream.hpp"
 
 namespace moat::upstream {
@@ -21,11 +17,9 @@ private:
     bool send(Exchange& x) override;
     void on_bytes(std::span<const std::uint8_t> bytes) override;
     std::vector<Exchange> take_in_flight() override;
-    [[nodiscard]] bool in_flight() const noexcept override { return !sent_.empty(); }
+    [[nodiscard]] bool in_flight() const noexcept override { return session_.in_flight(); }
 
-    std::map<std::uint16_t, Exchange> sent_;  ///< by the ID used on the connection
-    std::vector<std::uint8_t> input_;
-    std::uint16_t next_id_ = 0;
+    DotSession session_;
 };
 
 }  // namespace moat::upstream

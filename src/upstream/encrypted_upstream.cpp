@@ -71,8 +71,12 @@ void EncryptedUpstream::fail(std::deque<Exchange>& exchanges, const std::string&
     auto failed = std::move(exchanges);
     exchanges.clear();
     for (Exchange& x : failed) {
-        asio::post(io_, [done = std::move(x.done), why] { done(why, {}); });
+        fail_one(std::move(x), why);
     }
+}
+
+void EncryptedUpstream::fail_one(Exchange&& x, std::string why) {
+    asio::post(io_, [done = std::move(x.done), why = std::move(why)] { done(why, {}); });
 }
 
 void EncryptedUpstream::connect() {

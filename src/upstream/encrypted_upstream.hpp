@@ -29,15 +29,11 @@
 #include <vector>
 
 #include "bootstrap.hpp"
+#include "encrypted_exchange.hpp"
 #include "moat/upstream/options.hpp"
 #include "tls_client.hpp"
 
 namespace moat::upstream {
-
-/// The answer to one exchange: `error` empty and the reply (valid during the call, with the
-/// query's own ID), or why there is none.
-using ExchangeDone =
-    std::function<void(const std::string& error, std::span<const std::uint8_t> reply)>;
 
 class EncryptedUpstream : public std::enable_shared_from_this<EncryptedUpstream> {
 public:
@@ -65,11 +61,7 @@ public:
 protected:
     using TlsStream = asio::ssl::stream<asio::ip::tcp::socket>;
 
-    struct Exchange {
-        std::vector<std::uint8_t> query;  ///< as given, with the caller's ID
-        ExchangeDone done;
-        bool retried = false;
-    };
+    using Exchange = EncryptedExchange;
 
     /// "dot" or "h2".
     [[nodiscard]] virtual std::string_view alpn() const noexcept = 0;
@@ -88,6 +80,8 @@ protected:
     void send_waiting();
     /// The connection cannot go on: closes it, retries or fails what was on it.
     void drop(const std::string& why);
+    /// Fails `x` (its `done` runs later, with `why`): a query the protocol cannot send.
+    void fail_one(Exchange&& x, std::string why);
     /// An answer arrived: the connection is alive.
     void heard_from() { stalled_since_ = std::chrono::steady_clock::now(); }
 

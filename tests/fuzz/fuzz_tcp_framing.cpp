@@ -8,7 +8,7 @@
 // Why: the 2-octet length framing (RFC 1035 §4.2.2) is the first thing a TCP client controls,
 // and it lives inside the Asio connection class (take_queries(), with pipelining and the
 // pause/resume of reading), not in a function of its own, so it is fuzzed in place. The DoT
-// upstream's framing of replies (DotUpstream::on_bytes) is not reached: see docs/security.md.
+// upstream's framing of replies is fuzz_dot_replies's.
 //
 // Input: chunk size (1 octet; 0: the whole stream in one write), pipeline limit (1 octet;
 // 1 + n % 8 unanswered queries), then the client's byte stream.
