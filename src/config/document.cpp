@@ -13,6 +13,7 @@
 #include <system_error>
 
 #include "readers.hpp"
+#include "toml_bare_key.hpp"
 
 namespace moat::config {
 namespace {
@@ -44,20 +45,6 @@ Document to_document(const detail::Node& n) {
     return nullptr;
 }
 
-bool bare_key(std::string_view key) {
-    if (key.empty()) {
-        return false;
-    }
-    for (const char c : key) {
-        const bool ok = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') ||
-                        (c >= '0' && c <= '9') || c == '_' || c == '-';
-        if (!ok) {
-            return false;
-        }
-    }
-    return true;
-}
-
 void put_string(std::ostream& out, std::string_view s) {
     out << '"';
     for (const char c : s) {
@@ -81,7 +68,7 @@ void put_string(std::ostream& out, std::string_view s) {
 }
 
 void put_key(std::ostream& out, std::string_view key) {
-    if (bare_key(key)) {
+    if (detail::is_bare_key(key)) {
         out << key;
     } else {
         put_string(out, key);

@@ -6,6 +6,7 @@
 #include <numeric>
 
 #include "moat/wire/name.hpp"
+#include "toml_bare_key.hpp"
 
 namespace moat::config::detail {
 namespace {
@@ -72,10 +73,7 @@ void Context::error(Errc code, std::uint32_t line, std::string path, std::string
 }
 
 std::string join(const std::string& path, std::string_view key) {
-    const bool bare = !key.empty() && std::all_of(key.begin(), key.end(), [](char c) {
-        return std::isalnum(static_cast<unsigned char>(c)) != 0 || c == '_' || c == '-';
-    });
-    const std::string k = bare ? std::string(key) : quoted(key);
+    const std::string k = is_bare_key(key) ? std::string(key) : quoted(key);
     return path.empty() ? k : path + "." + k;
 }
 

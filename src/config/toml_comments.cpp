@@ -13,6 +13,8 @@
 #include <utility>
 #include <vector>
 
+#include "toml_bare_key.hpp"
+
 namespace moat::config {
 
 TomlPlace TomlPlace::key(std::string_view key) const {
@@ -42,11 +44,6 @@ std::string_view trim_start(std::string_view s) {
     return s;
 }
 
-bool is_bare_key_char(char c) {
-    return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '_' ||
-           c == '-';
-}
-
 /// A dotted key at the start of `s` (bare, "basic" or 'literal' parts); `s` is left after it.
 /// Empty when the key cannot be read, or holds an escape (such keys are not placed).
 std::optional<std::vector<std::string>> read_key(std::string_view& s) {
@@ -70,7 +67,7 @@ std::optional<std::vector<std::string>> read_key(std::string_view& s) {
             s.remove_prefix(close + 1);
         } else {
             std::size_t n = 0;
-            while (n < s.size() && is_bare_key_char(s[n])) {
+            while (n < s.size() && detail::is_bare_key_char(s[n])) {
                 ++n;
             }
             if (n == 0) {
