@@ -1,7 +1,8 @@
 // dnsmoat-bench-engine: Google Benchmark of Engine::decide, query bytes to answer bytes, for each
 // kind of query the daemon answers without waiting (cached, blocked, local) and for one that goes
 // upstream (miss: decide() only). 100,000 listed names + 32 regexes; same inputs as
-// `dnsmoat-bench pipeline`.
+// `dnsmoat-bench pipeline`. Also LocalZone::find alone, which every query passes through, on a
+// hosts file of 10 to 20,000 names (the daemon's local zone, with their reverse names).
 #include <benchmark/benchmark.h>
 
 #include <cstdint>
@@ -15,6 +16,8 @@
 #include "moat/cache/cache.hpp"
 #include "moat/core/clock.hpp"
 #include "moat/engine/engine.hpp"
+#include "moat/engine/local_zone.hpp"
+#include "moat/wire/name.hpp"
 #include "queries.hpp"
 
 namespace {
@@ -107,8 +110,43 @@ void decide(benchmark::State& state, Kind kind, Outcome want) {
     }
 }
 
+/// LocalZone::find on a zone read from a hosts file of state.range(0) names, with their reverse
+/// names, asked for its names (hit) or for names it does not hold (miss), in a shuffled order.
+void local_zone_find(benchmark::State& state, bool hit) {
+    const auto names = static_cast<std::size_t>(state.range(0));
+    std::string hosts;
+    for (std::size_t i = 0; i < names; ++i) {
+        hosts += "10.0." + std::to_string(i / 250) + "." + std::to_string(i % 250 + 1) + " host" +
+                 std::to_string(i) + ".example.lan\n";
+    }
+    moat::engine::LocalZone zone;
+    (void)zone.add_hosts_text(hosts);
+    zone.generate_reverse();
+    const moat::bench::NameList unlisted = moat::bench::generate_unlisted(kQueries, kSeed);
+    std::vector<moat::wire::Name> lookups;
+    moat::bench::Rng rng(kSeed);
+    for (std::size_t i = 0; i < kQueries; ++i) {
+        const std::string text = hit ? "host" + std::to_string(rng.below(names)) + ".example.lan"
+                                     : std::string(unlisted[i]);
+        lookups.push_back(*moat::wire::Name::from_text(text));
+    }
+    std::size_t i = 0;
+    std::size_t wrong = 0;
+    for (auto _ : state) {
+        const auto* records = zone.find(lookups[i].wire());
+        wrong += (records != nullptr) != hit ? 1U : 0U;
+        benchmark::DoNotOptimize(records);
+        i = i + 1 == lookups.size() ? 0 : i + 1;
+    }
+    if (wrong != 0) {
+        state.SkipWithError("a lookup found what it should not, or missed what it should find");
+    }
+}
+
 }  // namespace
 
+BENCHMARK_CAPTURE(local_zone_find, hit, true)->Arg(10)->Arg(1000)->Arg(20000);
+BENCHMARK_CAPTURE(local_zone_find, miss, false)->Arg(10)->Arg(1000)->Arg(20000);
 BENCHMARK_CAPTURE(decide, cached, Kind::cached, Outcome::cached);
 BENCHMARK_CAPTURE(decide, blocked, Kind::blocked, Outcome::blocked);
 BENCHMARK_CAPTURE(decide, local, Kind::local, Outcome::local);
