@@ -16,6 +16,10 @@ Loopback only.
 With --baseline OTHER_BINARY it compares two builds instead, both with the unit's setting: a
 change to the forwarding path against the commit before it, in the same run. Add
 --glibc-default to compare them as a plain command line runs them, without the variable.
+
+With --rate QPS dnsperf sends that many queries per second (-Q) instead of as many as the
+daemon answers: the cost of a miss at a household's pace, where every query wakes the daemon
+twice (its arrival, the upstream's answer) and nothing is batched.
 """
 
 import argparse
@@ -94,9 +98,11 @@ def start_daemon(binary: str, work: Path, name: str, upstream: int, tunables: st
                               upstream=f"127.0.0.1:{upstream}", env=env)
 
 
-def load(port: int, queries: Path, seconds: int) -> tuple[float, int]:
+def load(port: int, queries: Path, seconds: int, rate: int | None = None) -> tuple[float, int]:
+    """dnsperf for `seconds`: at saturation, or at `rate` queries per second."""
+    pace = ["-Q", str(rate)] if rate else []
     out = subprocess.run(["dnsperf", "-s", "127.0.0.1", "-p", str(port), "-d", str(queries),
-                          "-l", str(seconds), "-c", "8", "-q", "200"],
+                          "-l", str(seconds), "-c", "8", "-q", "200", *pace],
                          capture_output=True, text=True, timeout=seconds + 60, check=True).stdout
     qps = float(re.search(r"Queries per second:\s+([\d.]+)", out).group(1))
     completed = int(re.search(r"Queries completed:\s+(\d+)", out).group(1))
@@ -111,6 +117,7 @@ def main() -> int:
     ap.add_argument("--baseline", help="another dnsmoat binary: compare the two builds")
     ap.add_argument("--glibc-default", action="store_true",
                     help="with --baseline: run both builds without GLIBC_TUNABLES")
+    ap.add_argument("--rate", type=int, help="queries per second (default: saturation)")
     args = ap.parse_args()
     # name -> (binary, GLIBC_TUNABLES)
     variants: dict[str, tuple[str, str | None]] = {
@@ -142,7 +149,7 @@ def main() -> int:
                                                for _ in range(400_000)))
                     proc, port = daemons[name]
                     user0, sys0 = cpu_seconds(proc.pid)
-                    qps, completed = load(port, queries, args.seconds)
+                    qps, completed = load(port, queries, args.seconds, args.rate)
                     user1, sys1 = cpu_seconds(proc.pid)
                     results[name].append((qps, (user1 - user0) / completed * 1e6,
                                           (sys1 - sys0) / completed * 1e6))
