@@ -6,8 +6,8 @@
 //
 // Socket-free so the reply framing can be fed any bytes (tests/fuzz/fuzz_dot_replies.cpp).
 // What the server sends is never trusted: a frame shorter than a DNS header or an answer to no
-// query in flight is skipped, and at most one partial frame (65,537 octets) is kept between
-// reads.
+// query in flight is skipped, and at most one partial frame (at most 65,536 octets) is kept
+// between reads.
 #pragma once
 
 #include <cstddef>

@@ -224,17 +224,21 @@ void EncryptedUpstream::drop(const std::string& why) {
 
 void EncryptedUpstream::send_waiting() {
     while (state_ == State::ready && !waiting_.empty()) {
+        // The watchdog's stall clock starts when the first query goes out on a quiet
+        // connection, not at the last answer before the quiet: asked here, before send() puts
+        // the query in flight (both protocols do that before their bytes reach write()).
+        const bool quiet = !in_flight();
         if (!send(waiting_.front())) {
             break;  // the protocol's limit: the rest go as answers free room
+        }
+        if (quiet) {
+            stalled_since_ = std::chrono::steady_clock::now();
         }
         waiting_.pop_front();
     }
 }
 
 void EncryptedUpstream::write(std::span<const std::uint8_t> bytes) {
-    if (!in_flight()) {
-        stalled_since_ = std::chrono::steady_clock::now();
-    }
     queued_.insert(queued_.end(), bytes.begin(), bytes.end());
     write_next();
 }
