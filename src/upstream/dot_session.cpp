@@ -97,17 +97,13 @@ std::vector<EncryptedExchange> DotSession::take_in_flight() {
         out.push_back(std::move(x));
     }
     sent_.clear();
-    if (receiving_) {
-        dropped_while_receiving_ = true;  // receive() still reads the buffer
-    } else {
-        input_.clear();
-    }
+    restart();
     return out;
 }
 
 void DotSession::restart() {
     if (receiving_) {
-        dropped_while_receiving_ = true;
+        dropped_while_receiving_ = true;  // receive() still reads the buffer: it empties it
     } else {
         input_.clear();
     }
