@@ -35,7 +35,7 @@ shared=${MOAT_SHARED_DIR:-$repo/../shared}
 # Every target moat_add_fuzz_target defines, in the order `all` runs them.
 known_targets=(fuzz_wire_parse fuzz_wire_validate fuzz_wire_roundtrip fuzz_http_request
     fuzz_proxy_header fuzz_h2_server fuzz_doh_exchange fuzz_pipeline fuzz_tcp_framing
-    fuzz_dot_replies fuzz_list_line fuzz_config)
+    fuzz_dot_replies fuzz_doh_replies fuzz_list_line fuzz_config)
 # The targets whose input is a DNS message: the shared wire messages seed them.
 wire_targets=" fuzz_wire_parse fuzz_wire_validate fuzz_wire_roundtrip "
 
