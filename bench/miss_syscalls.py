@@ -6,6 +6,10 @@ and the calls per answered query. strace slows the daemon, so its batches grow l
 without it: the counts compare builds measured the same way, they are not a rate. Loopback only.
 
   bench/miss_syscalls.py --binary build/release/src/app/dnsmoat --queries 30000
+  bench/miss_syscalls.py --binary build/release/src/app/dnsmoat --queries 10000 --rate 2000
+
+With --rate, dnsperf paces the queries (its -Q): at a household's pace nothing is batched and
+each miss wakes the daemon on its own.
 """
 
 import argparse
@@ -27,6 +31,7 @@ def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--binary", required=True)
     ap.add_argument("--queries", type=int, default=30000)
+    ap.add_argument("--rate", type=int, help="queries per second (default: saturation)")
     args = ap.parse_args()
     if not shutil.which("strace"):
         sys.exit("miss_syscalls.py: strace is missing (scripts/setup.sh bench installs it)")
@@ -46,8 +51,9 @@ def main() -> int:
             tracer = subprocess.Popen(["strace", "-c", "-f", "-p", str(daemon.pid), "-o",
                                        str(table)], stderr=subprocess.DEVNULL)
             time.sleep(1)  # attached to every thread before the first query
+            pace = ["-Q", str(args.rate)] if args.rate else []
             out = subprocess.run(["dnsperf", "-s", "127.0.0.1", "-p", str(port), "-d",
-                                  str(queries), "-n", "1", "-c", "8", "-q", "200"],
+                                  str(queries), "-n", "1", "-c", "8", "-q", "200", *pace],
                                  capture_output=True, text=True, timeout=600, check=True).stdout
             time.sleep(1)  # the last answers' system calls
             tracer.send_signal(signal.SIGINT)
