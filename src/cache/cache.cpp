@@ -48,6 +48,10 @@ void Cache::prefetch(const CacheKey& key) const noexcept {
     shard_for(key.hash()).prefetch(key.hash());
 }
 
+void Cache::prefetch_entry(const CacheKey& key) const noexcept {
+    shard_for(key.hash()).prefetch_entry(key.hash());
+}
+
 tl::expected<void, Errc> Cache::insert(const CacheKey& key, std::span<const std::uint8_t> answer) {
     Shard& shard = shard_for(key.hash());
     // Per thread and reused: preparing takes nothing from the heap once its vectors have grown.

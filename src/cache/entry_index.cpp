@@ -34,6 +34,21 @@ Entry* EntryIndex::find(const KeyRef& key) const noexcept {
     }
 }
 
+const std::uint8_t* EntryIndex::candidate(std::uint64_t hash) const noexcept {
+    if (slots_.empty()) {
+        return nullptr;
+    }
+    for (std::size_t i = hash & mask();; i = (i + 1) & mask()) {
+        const Slot& slot = slots_[i];
+        if (slot.entry == nullptr) {
+            return nullptr;
+        }
+        if (slot.hash == hash) {
+            return reinterpret_cast<const std::uint8_t*>(slot.entry);
+        }
+    }
+}
+
 void EntryIndex::reserve_one_more() {
     if (!slots_.empty() && !over_load(size_ + 1, slots_.size())) {
         return;

@@ -21,6 +21,9 @@ class EntryIndex {
 public:
     /// The entry stored under `key`, or null.
     [[nodiscard]] Entry* find(const KeyRef& key) const noexcept;
+    /// The address of the first entry whose slot holds `hash`, or null: find() without the key
+    /// compare, so without reading the entry (for a prefetch; another key may share the hash).
+    [[nodiscard]] const std::uint8_t* candidate(std::uint64_t hash) const noexcept;
     /// Makes room for one more entry; may throw std::bad_alloc, after which the index is as it
     /// was. insert() after it cannot fail.
     void reserve_one_more();

@@ -18,6 +18,8 @@ namespace {
 /// number (8 each).
 constexpr std::size_t kEntryOverhead = sizeof(Entry) + 16 + 26 + 16;
 
+constexpr std::size_t kCacheLine = 64;
+
 }  // namespace
 
 void Entry::Free::operator()(Entry* entry) const noexcept {
@@ -57,6 +59,17 @@ tl::expected<Hit, Errc> Shard::lookup(const CacheKey& key, std::uint16_t id,
         hits_.fetch_add(1, std::memory_order_relaxed);
     }
     return result;
+}
+
+void Shard::prefetch_entry(std::uint64_t hash) const noexcept {
+    table_.with_shared([&](const Table& table) {
+        if (const std::uint8_t* const entry = table.index.candidate(hash); entry != nullptr) {
+            // The header, the name after it and the start of the answer: a hit reads all three.
+            __builtin_prefetch(entry);
+            __builtin_prefetch(entry + kCacheLine);
+            __builtin_prefetch(entry + 2 * kCacheLine);
+        }
+    });
 }
 
 tl::expected<Hit, Errc> Shard::serve(const Entry& entry, const CacheKey& key, std::uint16_t id,

@@ -110,6 +110,8 @@ public:
             __builtin_prefetch(slots + slot * EntryIndex::kSlotBytes);
         }
     }
+    /// Under the shared lock, prefetches the first lines of the entry whose slot holds `hash`.
+    void prefetch_entry(std::uint64_t hash) const noexcept;
     void flush() noexcept;
     /// Adds this shard's counters to `stats`.
     void add_to(Stats& stats) const noexcept;

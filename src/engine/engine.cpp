@@ -339,9 +339,19 @@ Decision Engine::answer_question(const wire::MessageView& view, const wire::Ques
     if (cache_) {
         cache_->prefetch(key);
     }
+    // Second round: the directory words arrive together with the cache's slot; the blocklist's
+    // keys and the cache's entry are then fetched together too, instead of the entry only after
+    // the verdict.
+    filter::MatchProbes probes;  // not zeroed: probe() sets what match_probed() reads
+    if (!paused) {
+        snapshot->probe(hashes, probes);
+    }
+    if (cache_) {
+        cache_->prefetch_entry(key);
+    }
     const filter::Verdict verdict =
         paused ? filter::Verdict{}
-               : snapshot->match_hashed(lower.wire().data(), hashes,
+               : snapshot->match_probed(lower.wire().data(), hashes, probes,
                                         groups_->selection(group, snapshot), &regex_memo_);
     if (verdict.action == filter::Action::blocked) {
         to.ede_text = ede_text_for(*snapshot, verdict);

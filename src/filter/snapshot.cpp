@@ -11,10 +11,7 @@ namespace {
 /// The probes of one exact/subtree table pair for one query name: the whole name in the exact
 /// table, every suffix in the subtree table. Filled in two passes (prefetch, then probe) so the
 /// memory reads of all suffixes overlap (name_hash_set.hpp).
-struct PairProbes {
-    NameHashSet::Probe exact{0, 0};
-    std::array<NameHashSet::Probe, wire::kMaxLabels> subtree;  // [0, count) are set
-};
+using PairProbes = MatchProbes::Pair;
 
 void prefetch(const NameHashSet& exact, const NameHashSet& subtree,
               const SuffixHashes& h) noexcept {
@@ -30,6 +27,7 @@ void prefetch(const NameHashSet& exact, const NameHashSet& subtree,
 
 void probe(const NameHashSet& exact, const NameHashSet& subtree, const SuffixHashes& h,
            PairProbes& p) noexcept {
+    p.exact = {0, 0};
     if (!exact.empty() && h.count > 0) {
         p.exact = exact.probe(h.hash[0]);
     }
@@ -180,16 +178,24 @@ void Snapshot::prefetch(const std::uint8_t* lower_wire, SuffixHashes& hashes) co
 
 Verdict Snapshot::match_hashed(const std::uint8_t* wire, const SuffixHashes& h,
                                const ListSelection* selection, RegexMemo* memo) const noexcept {
-    // NOLINTNEXTLINE(cppcoreguidelines-pro-type-member-init): probe() sets what decide() reads
-    PairProbes allow_probes;
-    // NOLINTNEXTLINE(cppcoreguidelines-pro-type-member-init): as above
-    PairProbes block_probes;
-    probe(allow_exact_, allow_subtree_, h, allow_probes);
-    probe(block_exact_, block_subtree_, h, block_probes);
+    // NOLINTNEXTLINE(cppcoreguidelines-pro-type-member-init): probe() sets what is read
+    MatchProbes probes;
+    probe(h, probes);
+    return match_probed(wire, h, probes, selection, memo);
+}
+
+void Snapshot::probe(const SuffixHashes& hashes, MatchProbes& probes) const noexcept {
+    filter::probe(allow_exact_, allow_subtree_, hashes, probes.allow);
+    filter::probe(block_exact_, block_subtree_, hashes, probes.block);
+}
+
+Verdict Snapshot::match_probed(const std::uint8_t* wire, const SuffixHashes& h,
+                               const MatchProbes& probes, const ListSelection* selection,
+                               RegexMemo* memo) const noexcept {
     const Verdict allow =
-        decide(allow_exact_, allow_subtree_, h, allow_probes, Action::allowed, sets_, selection);
+        decide(allow_exact_, allow_subtree_, h, probes.allow, Action::allowed, sets_, selection);
     const Verdict block =
-        decide(block_exact_, block_subtree_, h, block_probes, Action::blocked, sets_, selection);
+        decide(block_exact_, block_subtree_, h, probes.block, Action::blocked, sets_, selection);
     if (allow.action != Action::none && (allow.important || !block.important)) {
         return allow;
     }

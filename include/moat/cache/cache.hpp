@@ -75,6 +75,12 @@ public:
     /// lock and reads nothing but two relaxed atomics: a slot array replaced since only makes
     /// the hint useless, and a prefetch never faults.
     void prefetch(const CacheKey& key) const noexcept;
+    /// The next step, once the slot prefetch() asked for has had time to arrive: under the
+    /// shard's shared lock, finds the slot holding the key's hash (comparing no name, which
+    /// would wait for the entry) and asks the CPU to fetch the start of that entry, so that the
+    /// entry's read overlaps the caller's other reads (the blocklist's keys) instead of
+    /// following them. Costs a lock round trip; worth it only where the entry is likely cold.
+    void prefetch_entry(const CacheKey& key) const noexcept;
 
     /// Stores `answer` (an upstream response to the query `key` was made from), replacing any
     /// entry for the key. The error says why it was not stored; nothing changes then.

@@ -12,6 +12,7 @@
 // may call match() at once. It owns all its memory; share it as shared_ptr<const Snapshot>.
 #pragma once
 
+#include <array>
 #include <cstddef>
 #include <cstdint>
 #include <memory>
@@ -44,6 +45,17 @@ struct Verdict {
     std::uint32_t regex = 0;  ///< regex rules: index for Snapshot::regex_pattern()
 };
 
+/// The directory reads of one name's lookups: what Snapshot::probe() leaves for
+/// Snapshot::match_probed(). Not zeroed: probe() sets what match_probed() reads.
+struct MatchProbes {
+    struct Pair {
+        NameHashSet::Probe exact;
+        std::array<NameHashSet::Probe, wire::kMaxLabels> subtree;  ///< [0, hashes.count) set
+    };
+    Pair allow;
+    Pair block;
+};
+
 /// One list as compiled: what was asked and what loading found.
 struct ListInfo {
     ListSpec spec;
@@ -67,12 +79,21 @@ public:
     /// The verdict for an uncompressed, lower-case, root-terminated wire name.
     [[nodiscard]] Verdict match_lower_wire(const std::uint8_t* wire,
                                            const ListSelection* selection = nullptr) const noexcept;
-    /// match_lower_wire() in two steps, so that the tables' memory reads overlap the caller's
-    /// other work: prefetch() hashes every suffix of the name into `hashes` and asks the CPU to
-    /// fetch their directory words; match_hashed() then probes and decides with those hashes.
+    /// match_lower_wire() in steps, so that the tables' memory reads overlap the caller's other
+    /// work: prefetch() hashes every suffix of the name into `hashes` and asks the CPU to fetch
+    /// their directory words; match_hashed() then probes and decides with those hashes.
     /// With a `memo`, a name its regex rules were found not to match before skips them.
     void prefetch(const std::uint8_t* lower_wire, SuffixHashes& hashes) const noexcept;
     [[nodiscard]] Verdict match_hashed(const std::uint8_t* lower_wire, const SuffixHashes& hashes,
+                                       const ListSelection* selection = nullptr,
+                                       RegexMemo* memo = nullptr) const noexcept;
+    /// match_hashed() split at its second round of memory reads: probe() reads the directory
+    /// words prefetch() asked for and asks for the keys they point at; match_probed() compares
+    /// the keys and decides. A caller with a dependent read of its own (the answer cache's entry)
+    /// starts it between the two, so the two reads wait together.
+    void probe(const SuffixHashes& hashes, MatchProbes& probes) const noexcept;
+    [[nodiscard]] Verdict match_probed(const std::uint8_t* lower_wire, const SuffixHashes& hashes,
+                                       const MatchProbes& probes,
                                        const ListSelection* selection = nullptr,
                                        RegexMemo* memo = nullptr) const noexcept;
     /// Convenience for tools and tests: a presentation-format name (any case). An invalid name

@@ -399,6 +399,26 @@ TEST_F(CacheTest, FlushEmptiesIt) {
     EXPECT_EQ(hit(cache, key("a.example")).ttls.size(), 1U);
 }
 
+TEST_F(CacheTest, PrefetchingCountsNothingAndChangesNothing) {
+    // prefetch() and prefetch_entry() are hints: an empty cache, a present key and an absent
+    // one leave every counter and every answer as they were.
+    Cache cache(clock_);
+    cache.prefetch(key("a.example"));
+    cache.prefetch_entry(key("a.example"));  // no slots yet
+    ASSERT_TRUE(cache.insert(key("a.example"), simple_answer("a.example", 300)));
+    for (const char* name : {"a.example", "absent.example"}) {
+        cache.prefetch(key(name));
+        cache.prefetch_entry(key(name));
+    }
+    const Stats before = cache.stats();
+    EXPECT_EQ(before.hits, 0U);
+    EXPECT_EQ(before.misses, 0U);
+    EXPECT_EQ(hit(cache, key("a.example")).ttls, std::vector<std::uint32_t>{300});
+    EXPECT_TRUE(misses(cache, key("absent.example")));
+    EXPECT_EQ(cache.stats().hits, 1U);
+    EXPECT_EQ(cache.stats().misses, 1U);
+}
+
 TEST_F(CacheTest, ByteBoundEvictsTheLeastRecentlyUsed) {
     // Measure one entry's charge, then allow three and a half of them in one shard.
     std::size_t charge = 0;

@@ -5,6 +5,7 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cstdint>
 #include <map>
 #include <memory>
@@ -30,10 +31,28 @@ struct FakeEntry {
     [[nodiscard]] KeyRef probe() const { return KeyRef{&name, entry->key.hash, 1, 1, 1, false, 0}; }
 };
 
+/// candidate(hash) names an entry of that hash when the model has one, and nothing otherwise.
+void expect_candidate(const EntryIndex& index, const std::map<std::uint32_t, const Entry*>& model,
+                      const std::vector<std::unique_ptr<FakeEntry>>& pool, std::uint64_t hash) {
+    bool any = false;
+    for (const auto& [id, entry] : model) {
+        any = any || pool[id]->entry->key.hash == hash;
+    }
+    const std::uint8_t* const found = index.candidate(hash);
+    ASSERT_EQ(found != nullptr, any) << "hash " << hash;
+    if (found != nullptr) {
+        const auto* const entry = reinterpret_cast<const Entry*>(found);
+        EXPECT_EQ(entry->key.hash, hash);
+        EXPECT_TRUE(std::any_of(model.begin(), model.end(),
+                                [&](const auto& item) { return item.second == entry; }));
+    }
+}
+
 TEST(EntryIndex, AnEmptyIndexFindsNothing) {
     const EntryIndex index;
     const FakeEntry absent(7, 1);
     EXPECT_EQ(index.find(absent.probe()), nullptr);
+    EXPECT_EQ(index.candidate(7), nullptr);
     EXPECT_EQ(index.size(), 0U);
 }
 
@@ -66,6 +85,7 @@ TEST(EntryIndex, AgreesWithAMapThroughCollidingInsertsAndErases) {
                 const auto found = model.find(k);
                 const Entry* expected = found == model.end() ? nullptr : found->second;
                 ASSERT_EQ(index.find(pool[k]->probe()), expected) << "step " << step << " id " << k;
+                expect_candidate(index, model, pool, pool[k]->entry->key.hash);
             }
         }
     }
@@ -73,6 +93,7 @@ TEST(EntryIndex, AgreesWithAMapThroughCollidingInsertsAndErases) {
     EXPECT_EQ(index.size(), 0U);
     for (const auto& fake : pool) {
         EXPECT_EQ(index.find(fake->probe()), nullptr);
+        EXPECT_EQ(index.candidate(fake->entry->key.hash), nullptr);
     }
 }
 

@@ -4,6 +4,7 @@
 
 #include <gtest/gtest.h>
 
+#include <array>
 #include <sstream>
 #include <string>
 
@@ -102,6 +103,47 @@ TEST(FilterSnapshot, ImportantBlockBeatsAllow) {
     EXPECT_TRUE(v.important);
     EXPECT_EQ(action(*s, "ads.com"), Action::allowed);
     EXPECT_EQ(action(*s, "ok.track.com"), Action::allowed);  // important allow beats both
+}
+
+TEST(FilterSnapshot, ProbedInStepsWithOneReusedProbeSet) {
+    // The engine's way: prefetch(), probe(), then its own reads, then match_probed(), with one
+    // MatchProbes for every query. A long name leaves probes past a shorter name's suffixes; they
+    // must not count for it.
+    Compiler c;
+    ASSERT_TRUE(c.add_text(spec(1), "||track.com^$important\n||ads.com^\nexact.example.org\n"));
+    ASSERT_TRUE(c.add_text(spec(2), "@@||ads.com^\n@@||ok.track.com^$important\n"));
+    ASSERT_TRUE(c.add_text(spec(3, ListKind::block, ListFormat::regex), "^ad[0-9]+\\.\n"));
+    const auto s = build(c);
+    struct Case {
+        const char* name;
+        Action expected;
+    };
+    const std::array<Case, 8> cases = {{
+        {"a.b.c.d.e.x.track.com", Action::blocked},
+        {"com", Action::none},
+        {"ads.com", Action::allowed},
+        {"ok.track.com", Action::allowed},
+        {"exact.example.org", Action::blocked},
+        {"x.exact.example.org", Action::none},
+        {"ad12.example.net", Action::blocked},
+        {"org", Action::none},
+    }};
+    MatchProbes probes;  // NOLINT(cppcoreguidelines-pro-type-member-init): probe() sets it
+    for (const Case& k : cases) {
+        SCOPED_TRACE(k.name);
+        const auto name = wire::Name::from_text(k.name);
+        ASSERT_TRUE(name);
+        SuffixHashes hashes;
+        s->prefetch(name->wire().data(), hashes);
+        s->probe(hashes, probes);
+        const Verdict v = s->match_probed(name->wire().data(), hashes, probes);
+        EXPECT_EQ(v.action, k.expected);
+        const Verdict whole = s->match_text(k.name);
+        EXPECT_EQ(v.rule, whole.rule);
+        EXPECT_EQ(v.list, whole.list);
+        EXPECT_EQ(v.line, whole.line);
+        EXPECT_EQ(v.suffix, whole.suffix);
+    }
 }
 
 TEST(FilterSnapshot, CaseInsensitiveOnWireNames) {
