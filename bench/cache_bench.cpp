@@ -23,7 +23,7 @@ constexpr std::uint64_t kSeed = 42;
 
 void lookup(benchmark::State& state, bool hits) {
     const auto entries = static_cast<std::size_t>(state.range(0));
-    const moat::SystemClock clock;
+    const moat::CoarseClock clock;  // the daemon's
     moat::cache::Options options;
     options.max_bytes = std::size_t{1} << 30U;
     moat::cache::Cache cache(clock, options);

@@ -46,7 +46,7 @@ struct World {
 
     moat::bench::Blocklist list;
     moat::filter::SnapshotPublisher publisher;
-    moat::SystemClock clock;
+    moat::CoarseClock clock;  // the daemon's
     std::shared_ptr<moat::cache::Cache> cache;
     moat::engine::Engine engine;
     moat::engine::Client client{moat::IpAddress::v4_of(127, 0, 0, 1), 53000,

@@ -1,6 +1,6 @@
 // cache: the hit path a query takes, from query bytes to an answer in the caller's buffer:
 // MessageView::parse + CacheKey::from_query + Cache::lookup (copy, ID stamped, TTLs aged), with
-// the real SystemClock the daemon uses (lookup reads it once). Half the queries hit one of
+// the real CoarseClock the daemon uses (lookup reads it once). Half the queries hit one of
 // min(N, 100,000) stored answers, half miss; percentiles of hits and misses apart.
 #include <algorithm>
 #include <memory>
@@ -126,12 +126,12 @@ CacheFigures time_lookups(cache::Cache& cache, const CachePool& pool, std::size_
 void run_cache(const Options& options, Report& report) {
     const std::size_t entries = std::min<std::size_t>(options.domains, kMaxEntries);
     const std::size_t pool_size = std::min<std::size_t>(options.iters, kMaxPool);
-    report.title("cache", format("parse + CacheKey::from_query + Cache::lookup (SystemClock), "
+    report.title("cache", format("parse + CacheKey::from_query + Cache::lookup (CoarseClock), "
                                  "%zu stored answers (A, every 4th AAAA), %zu distinct "
                                  "mixed-case queries with EDNS, half hits",
                                  entries, pool_size));
-    trim_heap();  // earlier suites' freed memory is not this suite's
-    const SystemClock clock;
+    trim_heap();              // earlier suites' freed memory is not this suite's
+    const CoarseClock clock;  // the daemon's
     cache::Options copts;
     copts.max_bytes = std::size_t{1} << 30U;  // no eviction: every stored answer stays
     auto cache = std::make_unique<cache::Cache>(clock, copts);

@@ -1,6 +1,7 @@
 // pipeline: Engine::decide() from query bytes to answer bytes on one thread, the daemon's whole
 // per-query path minus the sockets: ACL, EDNS, local records, the N-name snapshot (with its 32
-// regexes), the cache (SystemClock). Four kinds of query, interleaved at random and timed apart:
+// regexes), the cache (CoarseClock, the daemon's). Four kinds of query, interleaved at random and
+// timed apart:
 //   cached   answered from the cache (warmed by decide -> forward, complete with a synthesised
 //            upstream reply)
 //   blocked  a listed name or below one
@@ -167,13 +168,13 @@ void run_pipeline(const Options& options, Report& report) {
     report.title(
         "pipeline",
         format("Engine::decide, query bytes to answer bytes, one thread; %zu listed "
-               "names + %zu regexes, SystemClock cache, %llu iterations per kind over "
+               "names + %zu regexes, CoarseClock cache, %llu iterations per kind over "
                "%zu distinct mixed-case queries with EDNS",
                domains, kNeverRegexes, static_cast<unsigned long long>(options.iters), per_kind));
     trim_heap();  // earlier suites' freed memory is not this suite's
     Blocklist bl = make_blocklist(domains, per_kind, options.seed);
     const filter::SnapshotPublisher publisher(bl.snapshot);
-    const SystemClock clock;
+    const CoarseClock clock;  // the daemon's
     cache::Options copts;
     copts.max_bytes = std::size_t{256} << 20U;
     auto cache = std::make_shared<cache::Cache>(clock, copts);

@@ -671,7 +671,7 @@ private:
     config::Config config_;
     ConfigStore store_;
     std::string loaded_text_;  ///< the config file's text the running config came from
-    SystemClock clock_;
+    CoarseClock clock_;        // read per query by the cache and the rate limiter (core/clock.hpp)
     engine::RateLimiter rate_limiter_;  // before path_: engine_options_of() configures it
     asio::io_context io_{1};
     NeighbourTable neighbours_{io_};
