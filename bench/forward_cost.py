@@ -20,6 +20,10 @@ change to the forwarding path against the commit before it, in the same run. Add
 With --rate QPS dnsperf sends that many queries per second (-Q) instead of as many as the
 daemon answers: the cost of a miss at a household's pace, where every query wakes the daemon
 twice (its arrival, the upstream's answer) and nothing is batched.
+
+With --cache-size SIZE (e.g. "4MiB") the daemons' answer cache is that large: small enough to be
+full after the first seconds, so that every miss also evicts an entry, as on a busy daemon whose
+cache has filled. The default 32 MiB holds about 150,000 of these answers.
 """
 
 import argparse
@@ -88,14 +92,15 @@ zone:
 
 
 def start_daemon(binary: str, work: Path, name: str, upstream: int, tunables: str | None,
-                 extra_env: dict[str, str] | None = None) -> tuple[subprocess.Popen, int]:
+                 extra_env: dict[str, str] | None = None,
+                 extra_toml: str = "") -> tuple[subprocess.Popen, int]:
     env = dict(os.environ)
     env.pop("GLIBC_TUNABLES", None)
     if tunables:
         env["GLIBC_TUNABLES"] = tunables
     env.update(extra_env or {})
     return local_daemon.start(binary, work, name, "enabled = false",
-                              upstream=f"127.0.0.1:{upstream}", env=env)
+                              upstream=f"127.0.0.1:{upstream}", env=env, extra_toml=extra_toml)
 
 
 def load(port: int, queries: Path, seconds: int, rate: int | None = None) -> tuple[float, int]:
@@ -118,7 +123,9 @@ def main() -> int:
     ap.add_argument("--glibc-default", action="store_true",
                     help="with --baseline: run both builds without GLIBC_TUNABLES")
     ap.add_argument("--rate", type=int, help="queries per second (default: saturation)")
+    ap.add_argument("--cache-size", help='the [cache] size, e.g. "4MiB" (default: the daemon\'s)')
     args = ap.parse_args()
+    extra_toml = f'[cache]\nsize = "{args.cache_size}"' if args.cache_size else ""
     # name -> (binary, GLIBC_TUNABLES)
     variants: dict[str, tuple[str, str | None]] = {
         "glibc default (7 blocks per size)": (args.binary, None),
@@ -139,7 +146,8 @@ def main() -> int:
         daemons = {}
         try:
             for i, (name, (binary, tunables)) in enumerate(variants.items()):
-                daemons[name] = start_daemon(binary, work, f"d{i}", upstream, tunables)
+                daemons[name] = start_daemon(binary, work, f"d{i}", upstream, tunables,
+                                             extra_toml=extra_toml)
             for rep in range(args.reps):
                 order = list(daemons) if rep % 2 == 0 else list(reversed(daemons))
                 for name in order:

@@ -39,10 +39,10 @@ def wait_answering(proc: subprocess.Popen, port: int, name: str, what: str, log:
 
 
 def start(binary: str, work: Path, name: str, querylog: str, upstream: str = "127.0.0.1:9",
-          env: dict[str, str] | None = None) -> tuple[subprocess.Popen, int]:
+          env: dict[str, str] | None = None, extra_toml: str = "") -> tuple[subprocess.Popen, int]:
     """Starts a daemon whose [querylog] table is `querylog` (TOML lines), forwarding to
     `upstream` and answering the hosts file of write_inputs(); returns it and its port once it
-    answers."""
+    answers. `extra_toml` (whole tables) goes at the end of its configuration."""
     port = free_port()
     cfg = work / f"{name}.toml"
     cfg.write_text(f"""
@@ -57,6 +57,7 @@ hosts_file = "{work / 'hosts'}"
 enabled = false
 [querylog]
 {querylog}
+{extra_toml}
 """)
     log = work / f"{name}.stderr"
     proc = subprocess.Popen([binary, "run", "--config", str(cfg)], stdout=subprocess.DEVNULL,

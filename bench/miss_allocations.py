@@ -11,6 +11,9 @@ exact, so unlike a time it needs no repetitions; the preloaded counter makes the
 so this measures nothing else. Loopback only.
 
   bench/miss_allocations.py --binary build/release/src/app/dnsmoat --queries 20000
+
+The default cache (32 MiB) holds every answer of such a run. --cache-size 1MiB makes it full
+after a few thousand misses, as a busy daemon's is: from then on each miss evicts an entry.
 """
 
 import argparse
@@ -56,6 +59,7 @@ def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--binary", required=True)
     ap.add_argument("--queries", type=int, default=20000)
+    ap.add_argument("--cache-size", help='the [cache] size, e.g. "1MiB" (default: the daemon\'s)')
     args = ap.parse_args()
     binary = str(Path(args.binary).resolve())
     with tempfile.TemporaryDirectory(prefix="moat-allocs-") as tmp:
@@ -66,7 +70,8 @@ def main() -> int:
         knot, upstream = forward_cost.start_knot(work)
         proc, port = forward_cost.start_daemon(
             binary, work, "counted", upstream, forward_cost.TUNED,
-            extra_env={"LD_PRELOAD": str(counter), "MOAT_MALLOC_SITES": str(sites_file)})
+            extra_env={"LD_PRELOAD": str(counter), "MOAT_MALLOC_SITES": str(sites_file)},
+            extra_toml=f'[cache]\nsize = "{args.cache_size}"' if args.cache_size else "")
         try:
             rng = random.Random(42)
             queries = work / "queries"
@@ -86,7 +91,8 @@ def main() -> int:
             count, *frames = line.split()
             rows.append((int(count), frames))
     total = sum(count for count, _ in rows)
-    print(f"{answered} misses answered; malloc() calls: {total / answered:.2f} per miss "
+    cache = f"a {args.cache_size} cache" if args.cache_size else "the default cache"
+    print(f"{answered} misses answered ({cache}); malloc() calls: {total / answered:.2f} per miss "
           "(start-up and shutdown included, spread over the misses)")
     print("\n| calls per miss | allocating function | called from |\n|---|---|---|")
     for count, frames in sorted(rows, key=lambda r: -r[0]):

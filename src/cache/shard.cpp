@@ -13,12 +13,33 @@ namespace moat::cache {
 
 namespace {
 
-/// Octets charged per entry beyond its stored bytes: the header, the allocator's own header
-/// (16), about 1.6 index slots at the table's load (16 each), the ring slot and a free-slot
-/// number (8 each).
-constexpr std::size_t kEntryOverhead = sizeof(Entry) + 16 + 26 + 16;
+/// Octets charged per entry beyond its block (the header, the stored bytes and the rounding up
+/// to the block's size class): the allocator's own header (16), about 1.6 index slots at the
+/// table's load (16 each), the ring slot and a free-slot number (8 each).
+constexpr std::size_t kEntryOverhead = 16 + 26 + 16;
 
 constexpr std::size_t kCacheLine = 64;
+
+/// Writes the key, the TTL offsets and the answer into a new entry's storage.
+void fill(Entry& entry, const CacheKey& key, const PreparedAnswer& prepared,
+          Clock::time_point now) noexcept {
+    const auto name = key.name();
+    const std::span<const std::uint16_t> offsets = prepared.ttl_offsets;
+    entry.name_length = static_cast<std::uint8_t>(name.size());
+    entry.ttl_count = static_cast<std::uint16_t>(offsets.size());
+    std::uint8_t* out = entry.storage();
+    std::memcpy(out, name.data(), name.size());
+    out += name.size();
+    if (!offsets.empty()) {
+        std::memcpy(out, offsets.data(), offsets.size_bytes());
+        out += offsets.size_bytes();
+    }
+    std::memcpy(out, prepared.bytes.data(), prepared.bytes.size());
+    entry.key = KeyRef::of(key);
+    entry.key.name = entry.storage();  // the entry's own copy, not the caller's key
+    entry.inserted = now;
+    entry.lifetime = std::chrono::seconds(prepared.lifetime);
+}
 
 }  // namespace
 
@@ -27,8 +48,7 @@ void Entry::Free::operator()(Entry* entry) const noexcept {
     ::operator delete(entry);
 }
 
-Entry::Owner Entry::make(std::size_t storage_size) {
-    void* const block = ::operator new(sizeof(Entry) + storage_size);
+Entry::Owner Entry::make(void* block, std::size_t storage_size) noexcept {
     Owner entry(new (block) Entry());
     entry->storage_size = static_cast<std::uint32_t>(storage_size);
     return entry;
@@ -125,30 +145,19 @@ tl::expected<void, Errc> Shard::insert(const CacheKey& key, const PreparedAnswer
     const auto name = key.name();
     const std::span<const std::uint16_t> offsets = prepared.ttl_offsets;
     const std::size_t storage_size = name.size() + offsets.size_bytes() + prepared.bytes.size();
-    if (storage_size + kEntryOverhead > max_bytes_) {
+    const std::size_t block_size = Entry::block_size(storage_size);
+    if (block_size + kEntryOverhead > max_bytes_) {
         count_rejected();
         return tl::unexpected(Errc::too_large);
     }
-    Entry::Owner entry = Entry::make(storage_size);
-    entry->name_length = static_cast<std::uint8_t>(name.size());
-    entry->ttl_count = static_cast<std::uint16_t>(offsets.size());
-    std::uint8_t* out = entry->storage();
-    std::memcpy(out, name.data(), name.size());
-    out += name.size();
-    if (!offsets.empty()) {
-        std::memcpy(out, offsets.data(), offsets.size_bytes());
-        out += offsets.size_bytes();
-    }
-    std::memcpy(out, prepared.bytes.data(), prepared.bytes.size());
-    entry->key = KeyRef::of(key);
-    entry->key.name = entry->storage();  // the entry's own copy, not the caller's key
-    entry->inserted = now;
-    entry->lifetime = std::chrono::seconds(prepared.lifetime);
-    entry->charge = static_cast<std::uint32_t>(storage_size + kEntryOverhead);
 
     table_.with([&](Table& table) {
-        // Everything that may throw (growing the ring, the free list, the index) happens before
-        // the table changes: remove() and insert() below allocate nothing.
+        // Everything that may throw (the entry's block, growing the ring, the free list, the
+        // index) happens before the table changes: remove() and insert() below allocate nothing.
+        // The block comes first, while the recycler still holds what the last insert evicted.
+        Entry::Owner entry = Entry::make(table.recycler.take(block_size), storage_size);
+        fill(*entry, key, prepared, now);
+        entry->charge = static_cast<std::uint32_t>(block_size + kEntryOverhead);
         if (table.ring.size() == table.ring.capacity()) {
             table.ring.reserve(std::max<std::size_t>(16, table.ring.capacity() * 2));
         }
@@ -177,11 +186,15 @@ tl::expected<void, Errc> Shard::insert(const CacheKey& key, const PreparedAnswer
     return {};
 }
 
-void Shard::remove(Table& table, Entry& entry) {
+void Shard::remove(Table& table, Entry& entry) noexcept {
     table.index.erase(&entry);
     table.free_slots.push_back(entry.ring_index);  // within the capacity reserved by insert
     table.bytes -= entry.charge;
-    table.ring[entry.ring_index].reset();  // last: destroys the entry
+    // Last: the entry ends here and its block is parked for the next insert (or freed).
+    Entry* const gone = table.ring[entry.ring_index].release();
+    const std::size_t block_size = Entry::block_size(gone->storage_size);
+    gone->~Entry();
+    table.recycler.give(gone, block_size);
 }
 
 void Shard::evict_one(Table& table, Clock::time_point now) {
@@ -210,6 +223,7 @@ void Shard::flush() noexcept {
         table.free_slots.clear();
         table.hand = 0;
         table.bytes = 0;
+        table.recycler.release_all();
         publish_gauges(table);
     });
 }

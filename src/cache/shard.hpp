@@ -1,9 +1,11 @@
-// One lock's worth of the answer cache: a hash table of entries, a CLOCK ring for eviction and
-// a byte budget. Private to the cache module; Cache spreads keys over its shards by hash.
+// One lock's worth of the answer cache: a hash table of entries, a CLOCK ring for eviction, a
+// byte budget and the blocks of evicted entries kept for the next ones. Private to the cache
+// module; Cache spreads keys over its shards by hash.
 //
 // Invariants (under the exclusive lock): every entry is owned by ring[entry.ring_index] and
 // indexed once in `index`; the other ring slots are null and listed in `free_slots`; `bytes` is
-// the sum of the entries' charges and never exceeds the budget after an insert. Entry keys point
+// the sum of the entries' charges and never exceeds the budget after an insert; the recycler's
+// parked blocks are not charged and stay under a 64th of the budget. Entry keys point
 // into the entry's own storage, which does not move while the entry lives.
 #pragma once
 
@@ -17,6 +19,7 @@
 #include <vector>
 
 #include "entry_index.hpp"
+#include "entry_recycler.hpp"
 #include "moat/cache/cache.hpp"
 #include "moat/cache/cache_error.hpp"
 #include "moat/cache/cache_key.hpp"
@@ -73,8 +76,14 @@ struct Entry {
         void operator()(Entry* entry) const noexcept;
     };
     using Owner = std::unique_ptr<Entry, Free>;
-    /// A new entry with room for `storage_size` octets after it; throws std::bad_alloc.
-    static Owner make(std::size_t storage_size);
+    /// A new entry in `block`, from operator new or EntryRecycler, with `storage_size` octets
+    /// after the header.
+    static Owner make(void* block, std::size_t storage_size) noexcept;
+
+    /// The octets the block of an entry storing `storage_size` octets has.
+    [[nodiscard]] static constexpr std::size_t block_size(std::size_t storage_size) noexcept {
+        return EntryRecycler::block_size(sizeof(Entry) + storage_size);
+    }
 
     [[nodiscard]] std::uint8_t* storage() noexcept {
         return reinterpret_cast<std::uint8_t*>(this + 1);
@@ -95,7 +104,10 @@ class alignas(64) Shard {
 public:
     /// `clock` and `options` must outlive the shard.
     Shard(const Clock& clock, const Options& options, std::size_t max_bytes) noexcept
-        : clock_(clock), options_(options), max_bytes_(max_bytes) {}
+        : clock_(clock),
+          options_(options),
+          max_bytes_(max_bytes),
+          table_(std::in_place, max_bytes / kParkedShare) {}
 
     tl::expected<Hit, Errc> lookup(const CacheKey& key, std::uint16_t id,
                                    std::span<std::uint8_t> out, LookupMode mode,
@@ -117,12 +129,20 @@ public:
     void add_to(Stats& stats) const noexcept;
 
 private:
+    /// The recycler keeps at most this share of the budget: enough blocks of the common
+    /// classes for a full cache's evict-one-store-one turnover (a 32 MiB cache in 16 shards
+    /// parks up to 32 KiB each, 200 blocks of a one-address answer).
+    static constexpr std::size_t kParkedShare = 64;
+
     struct Table {
+        explicit Table(std::size_t parked_limit) noexcept : recycler(parked_limit) {}
+
         EntryIndex index;
         std::vector<Entry::Owner> ring;  ///< owns the entries; null slots are free
         std::vector<std::size_t> free_slots;
         std::size_t hand = 0;
         std::size_t bytes = 0;
+        EntryRecycler recycler;
     };
 
     /// Serves `entry` into `out`; the shared lock is held.
@@ -131,7 +151,8 @@ private:
                                   Clock::time_point now) const noexcept;
     /// True when `entry` can serve no lookup any more, fresh or stale.
     [[nodiscard]] bool dead(const Entry& entry, Clock::time_point now) const noexcept;
-    void remove(Table& table, Entry& entry);
+    /// Unindexes `entry` and hands its block to the recycler.
+    void remove(Table& table, Entry& entry) noexcept;
     /// Evicts one entry by CLOCK; the table must not be empty.
     void evict_one(Table& table, Clock::time_point now);
     void publish_gauges(const Table& table) noexcept;

@@ -11,6 +11,8 @@
 #include <cstdint>
 #include <cstdlib>
 #include <new>
+#include <string>
+#include <utility>
 #include <vector>
 
 #include "cache_fixtures.hpp"
@@ -67,7 +69,7 @@ TEST(CacheAlloc, HitsAndMissesAllocateNothing) {
     EXPECT_EQ(cache.stats().misses, 1000U);
 }
 
-TEST(CacheAlloc, AnInsertAllocatesOnlyTheEntryItStores) {
+TEST(CacheAlloc, AReplacedEntrysBlockStoresTheNextInsert) {
     ManualClock clock;
     Cache cache(clock, Options{});
     test::AnswerSpec spec;
@@ -81,14 +83,54 @@ TEST(CacheAlloc, AnInsertAllocatesOnlyTheEntryItStores) {
     std::size_t allocations = 0;
     {
         const Counting counting;
-        // The same key again: the old entry is replaced, so the table does not grow.
+        // The same key again: the old entry is replaced, so the table does not grow. The first
+        // replacement takes a new block (the old entry still holds its own until it is
+        // replaced); every later one reuses the block the one before it let go.
         for (int i = 0; i < 100; ++i) {
             ASSERT_TRUE(cache.insert(key, answer));
         }
         allocations = Counting::stop();
     }
-    EXPECT_EQ(allocations, 100U) << "one block per insert: the stored entry";
+    EXPECT_EQ(allocations, 1U);
     EXPECT_EQ(cache.stats().inserts, 101U);
+}
+
+TEST(CacheAlloc, AFullCacheStoresNewAnswersWithoutAllocating) {
+    // A stream of misses into a full cache: every insert evicts an entry of the same size class,
+    // whose block then holds the next one. Names of one length give answers of one size.
+    ManualClock clock;
+    Options options;
+    options.shards = 1;
+    options.max_bytes = 16U << 10U;
+    Cache cache(clock, options);
+    int next_name = 0;
+    const auto next = [&] {
+        const std::string name = "n" + std::to_string(100000 + next_name++) + ".example";
+        return std::pair{test::key(name), test::simple_answer(name)};
+    };
+    // Fill it, let it evict for a while (the ring and free list reach their size), then count.
+    while (cache.stats().evictions < 200) {
+        const auto [key, answer] = next();
+        ASSERT_TRUE(cache.insert(key, answer));
+    }
+    std::vector<std::pair<CacheKey, std::vector<std::uint8_t>>> misses;
+    misses.reserve(1000);
+    for (int i = 0; i < 1000; ++i) {
+        misses.push_back(next());  // made before counting: they are the test's, not the cache's
+    }
+    const std::uint64_t evictions_before = cache.stats().evictions;
+
+    std::size_t allocations = 0;
+    {
+        const Counting counting;
+        for (const auto& [key, answer] : misses) {
+            ASSERT_TRUE(cache.insert(key, answer));
+        }
+        allocations = Counting::stop();
+    }
+    EXPECT_EQ(allocations, 0U);
+    EXPECT_GE(cache.stats().evictions - evictions_before, 1000U) << "the cache was full";
+    EXPECT_LE(cache.stats().bytes, options.max_bytes);
 }
 
 }  // namespace

@@ -9,6 +9,7 @@
 #include <cstdint>
 #include <map>
 #include <memory>
+#include <new>
 #include <random>
 #include <vector>
 
@@ -22,7 +23,8 @@ struct FakeEntry {
     Entry::Owner entry;
     std::uint8_t name = 0;
 
-    FakeEntry(std::uint64_t hash, std::uint8_t id) : entry(Entry::make(1)) {
+    FakeEntry(std::uint64_t hash, std::uint8_t id)
+        : entry(Entry::make(::operator new(Entry::block_size(1)), 1)) {
         entry->storage()[0] = id;
         entry->name_length = 1;
         entry->key = KeyRef{entry->storage(), hash, 1, 1, 1, false, 0};
