@@ -17,27 +17,13 @@ constexpr std::uint32_t kDoBit = 0x8000;
 std::uint64_t CacheKey::hash_of(std::span<const std::uint8_t> name, std::uint16_t qtype,
                                 std::uint16_t qclass, bool dnssec_ok,
                                 std::uint8_t partition) noexcept {
-    // The name eight octets at a time, one multiply each (byte-wise FNV-1a took one dependent
-    // multiply per octet, 3-4 times as long for a typical name), then the fixed fields folded
-    // in and a final avalanche (the splitmix64 finaliser) so that shard and bucket bits both
-    // depend on every input bit. The length seeds the hash: it fixes how the last, partial word is
-    // read.
+    // The name folded eight octets at a time, then the fixed fields, then a final avalanche so
+    // that shard and bucket bits both depend on every input bit.
     constexpr std::uint64_t kSeed = 0x9E3779B97F4A7C15ULL;
-    constexpr std::uint64_t kMultiplier = 0xE7037ED1A0B428DBULL;
-    std::uint64_t h = kSeed ^ name.size();
-    const std::uint8_t* p = name.data();
-    std::size_t left = name.size();
-    while (left > 0) {
-        const std::size_t take = std::min<std::size_t>(left, 8);
-        h = mum(h ^ load_up_to_8(p, take), kMultiplier);
-        p += take;
-        left -= take;
-    }
+    std::uint64_t h = fold_octets(kSeed ^ name.size(), name.data(), name.size());
     h ^= (std::uint64_t{partition} << 56U) | (std::uint64_t{qtype} << 32U) |
          (std::uint64_t{qclass} << 16U) | (dnssec_ok ? 1U : 0U);
-    h = (h ^ (h >> 30U)) * 0xbf58476d1ce4e5b9ULL;
-    h = (h ^ (h >> 27U)) * 0x94d049bb133111ebULL;
-    return h ^ (h >> 31U);
+    return avalanche(h);
 }
 
 void CacheKey::finish(std::uint16_t qtype, std::uint16_t qclass, bool dnssec_ok) noexcept {

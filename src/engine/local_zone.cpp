@@ -4,6 +4,7 @@
 
 #include <algorithm>
 
+#include "moat/core/mix.hpp"
 #include "moat/wire/record.hpp"
 
 namespace moat::engine {
@@ -13,6 +14,17 @@ std::string key_of(const wire::Name& name) {
     const wire::Name lower = wire::Name::from_view_lower(name.view());
     const auto w = lower.wire();
     return {reinterpret_cast<const char*>(w.data()), w.size()};
+}
+
+std::string_view as_key(std::span<const std::uint8_t> lower_wire) noexcept {
+    return {reinterpret_cast<const char*>(lower_wire.data()), lower_wire.size()};
+}
+
+/// A lower-cased wire-form name's hash.
+std::uint64_t hash_of(std::string_view bytes) noexcept {
+    constexpr std::uint64_t kSeed = 0x9E3779B97F4A7C15ULL;
+    return avalanche(fold_octets(
+        kSeed ^ bytes.size(), reinterpret_cast<const std::uint8_t*>(bytes.data()), bytes.size()));
 }
 
 std::string_view trim(std::string_view s) {
@@ -61,9 +73,56 @@ bool parse_address(std::string_view text, IpAddress& out) {
 }  // namespace
 
 void LocalZone::add(const wire::Name& name, LocalRecord record) {
-    auto& records = names_[key_of(name)];
-    if (std::find(records.begin(), records.end(), record) == records.end()) {
-        records.push_back(std::move(record));
+    std::string key = key_of(name);
+    const std::uint64_t hash = hash_of(key);
+    if (const std::uint32_t found = find_entry(key, hash); found != kNoEntry) {
+        auto& records = entries_[found].records;
+        if (std::find(records.begin(), records.end(), record) == records.end()) {
+            records.push_back(std::move(record));
+        }
+        return;
+    }
+    if ((entries_.size() + 1) * 2 > slots_.size()) {
+        grow();
+    }
+    const std::size_t mask = slots_.size() - 1;
+    std::size_t i = hash & mask;
+    while (slots_[i].entry != kNoEntry) {
+        i = (i + 1) & mask;
+    }
+    slots_[i] = {hash, static_cast<std::uint32_t>(entries_.size())};
+    entries_.push_back({std::move(key), {std::move(record)}});
+}
+
+void LocalZone::grow() {
+    std::vector<Slot> slots(std::max<std::size_t>(16, slots_.size() * 2));
+    const std::size_t mask = slots.size() - 1;
+    for (const Slot& old : slots_) {
+        if (old.entry == kNoEntry) {
+            continue;
+        }
+        std::size_t i = old.hash & mask;
+        while (slots[i].entry != kNoEntry) {
+            i = (i + 1) & mask;
+        }
+        slots[i] = old;
+    }
+    slots_ = std::move(slots);
+}
+
+std::uint32_t LocalZone::find_entry(std::string_view lower_wire,
+                                    std::uint64_t hash) const noexcept {
+    if (slots_.empty()) {
+        return kNoEntry;
+    }
+    const std::size_t mask = slots_.size() - 1;
+    // Terminates: at most half the slots are taken, so an empty one comes.
+    for (std::size_t i = hash & mask;; i = (i + 1) & mask) {
+        const Slot& slot = slots_[i];
+        if (slot.entry == kNoEntry ||
+            (slot.hash == hash && entries_[slot.entry].name == lower_wire)) {
+            return slot.entry;
+        }
     }
 }
 
@@ -135,10 +194,11 @@ std::vector<HostsLineError> LocalZone::add_hosts_text(std::string_view text) {
 void LocalZone::generate_reverse() {
     for (const auto& [name, address] : addresses_) {
         const wire::Name reverse = reverse_name(address);
-        const auto it = names_.find(key_of(reverse));
+        const std::string key = key_of(reverse);
+        const std::uint32_t entry = find_entry(key, hash_of(key));
         const bool has_ptr =
-            it != names_.end() &&
-            std::any_of(it->second.begin(), it->second.end(),
+            entry != kNoEntry &&
+            std::any_of(entries_[entry].records.begin(), entries_[entry].records.end(),
                         [](const LocalRecord& r) { return r.type == wire::RrType::ptr; });
         if (!has_ptr) {  // the first name given for an address wins; explicit PTRs always do
             add_name_record(reverse, wire::RrType::ptr, wire::Name::from_view_lower(name.view()));
@@ -148,9 +208,21 @@ void LocalZone::generate_reverse() {
 
 const std::vector<LocalRecord>* LocalZone::find(
     std::span<const std::uint8_t> lower_wire) const noexcept {
-    const std::string_view key(reinterpret_cast<const char*>(lower_wire.data()), lower_wire.size());
-    const auto it = names_.find(key);
-    return it == names_.end() ? nullptr : &it->second;
+    return find(lower_wire, hash_of(as_key(lower_wire)));
+}
+
+std::uint64_t LocalZone::prefetch(std::span<const std::uint8_t> lower_wire) const noexcept {
+    const std::uint64_t hash = hash_of(as_key(lower_wire));
+    if (!slots_.empty()) {
+        __builtin_prefetch(&slots_[hash & (slots_.size() - 1)]);
+    }
+    return hash;
+}
+
+const std::vector<LocalRecord>* LocalZone::find(std::span<const std::uint8_t> lower_wire,
+                                                std::uint64_t hash) const noexcept {
+    const std::uint32_t entry = find_entry(as_key(lower_wire), hash);
+    return entry == kNoEntry ? nullptr : &entries_[entry].records;
 }
 
 wire::Name reverse_name(const IpAddress& address) {

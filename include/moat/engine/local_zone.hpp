@@ -3,17 +3,19 @@
 //
 // Built once per config load by the app, then read-only: any number of threads may call find().
 // Lookups take the lower-cased wire-form name and never allocate. Every query is looked up here
-// first, and most are not local: a hash table over the name bytes (transparent, so a lookup
-// hashes the query's bytes in place) answers in one probe whether the zone holds ten names or a
-// hosts file of thousands, where a tree made a dozen comparisons.
+// first, and most are not local. The index is a flat table of (64-bit hash, entry) slots, at most
+// half full and probed linearly, so a name that is not local costs one read of one slot line,
+// whether the zone holds ten names or a hosts file of thousands. A node-based map cost a bucket
+// read and a chain of node reads, each a cache miss in a daemon whose caches the kernel's
+// network work has just churned (perf put 23% of the daemon's own time there under a load of
+// hosts-file names); an empty zone is not hashed at all.
 #pragma once
 
+#include <climits>
 #include <cstdint>
-#include <functional>
 #include <span>
 #include <string>
 #include <string_view>
-#include <unordered_map>
 #include <vector>
 
 #include "moat/core/ip.hpp"
@@ -49,21 +51,36 @@ public:
     /// The records at a lower-cased wire-form name, or null when the name is not local.
     [[nodiscard]] const std::vector<LocalRecord>* find(
         std::span<const std::uint8_t> lower_wire) const noexcept;
-    [[nodiscard]] bool empty() const noexcept { return names_.empty(); }
-    [[nodiscard]] std::size_t name_count() const noexcept { return names_.size(); }
+    /// Starts reading the slot where `lower_wire` would be, and returns the hash that find()
+    /// then takes: the query path asks before it walks the query's EDNS records, which run while
+    /// the slot arrives.
+    [[nodiscard]] std::uint64_t prefetch(std::span<const std::uint8_t> lower_wire) const noexcept;
+    /// find() of a name whose hash prefetch() returned.
+    [[nodiscard]] const std::vector<LocalRecord>* find(std::span<const std::uint8_t> lower_wire,
+                                                       std::uint64_t hash) const noexcept;
+    [[nodiscard]] bool empty() const noexcept { return entries_.empty(); }
+    [[nodiscard]] std::size_t name_count() const noexcept { return entries_.size(); }
 
 private:
-    void add(const wire::Name& name, LocalRecord record);
-
-    /// Hashes a key and a looked-up name's bytes alike.
-    struct NameBytesHash {
-        using is_transparent = void;
-        std::size_t operator()(std::string_view bytes) const noexcept {
-            return std::hash<std::string_view>{}(bytes);
-        }
+    struct Entry {
+        std::string name;  ///< lower-cased wire form
+        std::vector<LocalRecord> records;
     };
-    std::unordered_map<std::string, std::vector<LocalRecord>, NameBytesHash, std::equal_to<>>
-        names_;
+    struct Slot {
+        std::uint64_t hash = 0;
+        std::uint32_t entry = kNoEntry;
+    };
+    static constexpr std::uint32_t kNoEntry = UINT32_MAX;
+
+    void add(const wire::Name& name, LocalRecord record);
+    /// The index in entries_ of a lower-cased wire-form name whose hash is `hash`, or kNoEntry.
+    [[nodiscard]] std::uint32_t find_entry(std::string_view lower_wire,
+                                           std::uint64_t hash) const noexcept;
+    /// Doubles the slots (from 16) and places every entry again.
+    void grow();
+
+    std::vector<Entry> entries_;
+    std::vector<Slot> slots_;  ///< a power of two in size, at most half full
     /// Every address added, with its name, in the order given: the first name given for an
     /// address (a hosts line's canonical name) is the one its PTR names.
     std::vector<std::pair<wire::Name, IpAddress>> addresses_;

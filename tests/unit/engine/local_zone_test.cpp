@@ -4,6 +4,8 @@
 
 #include <gtest/gtest.h>
 
+#include <cstddef>
+#include <cstdint>
 #include <string>
 #include <vector>
 
@@ -62,6 +64,49 @@ TEST(EngineLocalZone, DuplicateRecordsAreKeptOnce) {
     zone.add_address(test::name("nas.lan"), test::v4(192, 168, 1, 11));
     ASSERT_NE(find(zone, "nas.lan"), nullptr);
     EXPECT_EQ(find(zone, "nas.lan")->size(), 2U);
+}
+
+TEST(EngineLocalZone, ThousandsOfNamesAreEachFoundWithTheirOwnRecords) {
+    // Enough names to grow the index many times over; each name's address encodes its number,
+    // so a lookup that landed on another name's slot would show.
+    LocalZone zone;
+    constexpr int kNames = 5000;
+    for (int i = 0; i < kNames; ++i) {
+        zone.add_address(test::name("Host" + std::to_string(i) + ".example.lan"),
+                         test::v4(10, static_cast<std::uint8_t>(i >> 16),
+                                  static_cast<std::uint8_t>(i >> 8), static_cast<std::uint8_t>(i)));
+    }
+    EXPECT_EQ(zone.name_count(), static_cast<std::size_t>(kNames));
+    for (int i = 0; i < kNames; ++i) {
+        const auto* records = find(zone, "host" + std::to_string(i) + ".EXAMPLE.lan");
+        ASSERT_NE(records, nullptr) << i;
+        ASSERT_EQ(records->size(), 1U) << i;
+        EXPECT_EQ((*records)[0].rdata,
+                  test::bytes4(10, static_cast<std::uint8_t>(i >> 16),
+                               static_cast<std::uint8_t>(i >> 8), static_cast<std::uint8_t>(i)))
+            << i;
+    }
+    for (int i = kNames; i < 2 * kNames; ++i) {
+        EXPECT_EQ(find(zone, "host" + std::to_string(i) + ".example.lan"), nullptr) << i;
+    }
+    // The query path's form: the hash from prefetch() finds the same records.
+    for (const char* text : {"host0.example.lan", "host4321.example.lan", "host9999.example.lan"}) {
+        const wire::Name lower = test::name(text);
+        EXPECT_EQ(zone.find(lower.wire(), zone.prefetch(lower.wire())), zone.find(lower.wire()))
+            << text;
+    }
+    EXPECT_EQ(find(zone, "example.lan"), nullptr);
+    EXPECT_EQ(find(zone, "host1.example.lan.example.lan"), nullptr);
+    // A copy (the engine takes the zone by value) answers the same.
+    const LocalZone copy = zone;
+    ASSERT_NE(find(copy, "host4999.example.lan"), nullptr);
+    EXPECT_EQ(find(copy, "host5000.example.lan"), nullptr);
+}
+
+TEST(EngineLocalZone, AnEmptyZoneFindsNothing) {
+    const LocalZone zone;
+    EXPECT_EQ(find(zone, "nas.lan"), nullptr);
+    EXPECT_EQ(find(zone, "."), nullptr);
 }
 
 TEST(EngineLocalZone, LongTxtIsSplitIntoStringsOf255) {
