@@ -8,7 +8,7 @@
 // whether the zone holds ten names or a hosts file of thousands. A node-based map cost a bucket
 // read and a chain of node reads, each a cache miss in a daemon whose caches the kernel's
 // network work has just churned (perf put 23% of the daemon's own time there under a load of
-// hosts-file names); an empty zone is not hashed at all.
+// hosts-file names).
 #pragma once
 
 #include <climits>
