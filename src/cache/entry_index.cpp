@@ -19,34 +19,13 @@ constexpr bool over_load(std::size_t entries, std::size_t capacity) noexcept {
 }  // namespace
 
 Entry* EntryIndex::find(const KeyRef& key) const noexcept {
-    if (slots_.empty()) {
-        return nullptr;
-    }
-    const KeyRefEqual equal;
-    for (std::size_t i = key.hash & mask();; i = (i + 1) & mask()) {
-        const Slot& slot = slots_[i];
-        if (slot.entry == nullptr) {
-            return nullptr;
-        }
-        if (slot.hash == key.hash && equal(slot.entry->key, key)) {
-            return slot.entry;
-        }
-    }
+    // Past slots of an equal hash but another key: 64-bit hashes of distinct keys rarely meet.
+    return probe(key.hash, [&key](const Entry& entry) { return KeyRefEqual{}(entry.key, key); });
 }
 
 const std::uint8_t* EntryIndex::candidate(std::uint64_t hash) const noexcept {
-    if (slots_.empty()) {
-        return nullptr;
-    }
-    for (std::size_t i = hash & mask();; i = (i + 1) & mask()) {
-        const Slot& slot = slots_[i];
-        if (slot.entry == nullptr) {
-            return nullptr;
-        }
-        if (slot.hash == hash) {
-            return reinterpret_cast<const std::uint8_t*>(slot.entry);
-        }
-    }
+    // The first slot of the hash, without reading the entry (that read is what is prefetched).
+    return reinterpret_cast<const std::uint8_t*>(probe(hash, [](const Entry&) { return true; }));
 }
 
 void EntryIndex::reserve_one_more() {

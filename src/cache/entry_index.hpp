@@ -52,6 +52,21 @@ public:
 
 private:
     [[nodiscard]] std::size_t mask() const noexcept { return slots_.size() - 1; }
+    /// The probe find() and candidate() share: the first entry along `hash`'s run whose slot
+    /// holds `hash` and which `accept` takes, or null at the run's end.
+    template <typename Accept>
+    [[nodiscard]] Entry* probe(std::uint64_t hash, Accept accept) const noexcept {
+        if (slots_.empty()) {
+            return nullptr;
+        }
+        // Terminates: the table is at most three quarters full, so the run ends at a free slot.
+        for (std::size_t i = hash & mask();; i = (i + 1) & mask()) {
+            const Slot& slot = slots_[i];
+            if (slot.entry == nullptr || (slot.hash == hash && accept(*slot.entry))) {
+                return slot.entry;
+            }
+        }
+    }
     void place(Entry* entry) noexcept;
 
     std::vector<Slot> slots_;  ///< a power of two in size, or empty
