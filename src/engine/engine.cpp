@@ -279,10 +279,6 @@ Decision Engine::answer_question(const wire::MessageView& view, const wire::Ques
     const Header& qh = view.header();
     const wire::Name qname = wire::Name::from_view(q.qname);
     const wire::Name lower = wire::Name::from_view_lower(q.qname);
-    // The local zone is the first table every query reads; in the daemon its slot has usually
-    // left the CPU's caches (the kernel's work per datagram churns them), so its read is started
-    // here and overlaps the EDNS walk below.
-    const std::uint64_t local_hash = local_.prefetch(lower.wire());
 
     ReplyTo to = reply_to_query(qh, q, qname, client.transport);
     auto edns = read_query_edns(view);
@@ -311,7 +307,7 @@ Decision Engine::answer_question(const wire::MessageView& view, const wire::Ques
         return respond(Outcome::local,
                        write_local(out, to, kLoopback, nullptr, options_.local_ttl));
     }
-    if (const auto* records = local_.find(lower.wire(), local_hash)) {
+    if (const auto* records = local_.find(lower.wire())) {
         return respond(Outcome::local, write_local(out, to, *records, &local_, options_.local_ttl));
     }
     switch (special_->classify(lower.wire())) {

@@ -208,20 +208,8 @@ void LocalZone::generate_reverse() {
 
 const std::vector<LocalRecord>* LocalZone::find(
     std::span<const std::uint8_t> lower_wire) const noexcept {
-    return find(lower_wire, hash_of(as_key(lower_wire)));
-}
-
-std::uint64_t LocalZone::prefetch(std::span<const std::uint8_t> lower_wire) const noexcept {
-    const std::uint64_t hash = hash_of(as_key(lower_wire));
-    if (!slots_.empty()) {
-        __builtin_prefetch(&slots_[hash & (slots_.size() - 1)]);
-    }
-    return hash;
-}
-
-const std::vector<LocalRecord>* LocalZone::find(std::span<const std::uint8_t> lower_wire,
-                                                std::uint64_t hash) const noexcept {
-    const std::uint32_t entry = find_entry(as_key(lower_wire), hash);
+    const std::string_view key = as_key(lower_wire);
+    const std::uint32_t entry = find_entry(key, hash_of(key));
     return entry == kNoEntry ? nullptr : &entries_[entry].records;
 }
 

@@ -51,13 +51,6 @@ public:
     /// The records at a lower-cased wire-form name, or null when the name is not local.
     [[nodiscard]] const std::vector<LocalRecord>* find(
         std::span<const std::uint8_t> lower_wire) const noexcept;
-    /// Starts reading the slot where `lower_wire` would be, and returns the hash that find()
-    /// then takes: the query path asks before it walks the query's EDNS records, which run while
-    /// the slot arrives.
-    [[nodiscard]] std::uint64_t prefetch(std::span<const std::uint8_t> lower_wire) const noexcept;
-    /// find() of a name whose hash prefetch() returned.
-    [[nodiscard]] const std::vector<LocalRecord>* find(std::span<const std::uint8_t> lower_wire,
-                                                       std::uint64_t hash) const noexcept;
     [[nodiscard]] bool empty() const noexcept { return entries_.empty(); }
     [[nodiscard]] std::size_t name_count() const noexcept { return entries_.size(); }
 
