@@ -17,6 +17,7 @@ import pytest
 
 from conftest import (LOOPBACK, base_config, dig_tool, make_query, moat_binary, rcode_name,
                       to_toml, wait_until)
+from test_metrics import metric
 
 
 def burst(port: int, count: int, name: str = "localhost.", wait: float = 1.0) -> list[dns.message.Message]:
@@ -48,15 +49,6 @@ def limited_config(upstream, **rate_limit):
     return base_config(upstream, rate_limit={"exempt": [], **rate_limit})
 
 
-def metric(d, name: str, label: str) -> float:
-    import urllib.request
-    text = urllib.request.urlopen(f"http://{LOOPBACK}:{d.api_port}/metrics", timeout=3).read().decode()
-    for line in text.splitlines():
-        if line.startswith(name + "{") and label in line:
-            return float(line.rsplit(" ", 1)[1])
-    return 0.0
-
-
 @pytest.mark.solo
 def test_rate_limit_drops_over_the_burst_and_refills(upstream, moat):
     d = moat(limited_config(upstream, queries_per_second=5, burst=30, action="drop"))
@@ -65,7 +57,7 @@ def test_rate_limit_drops_over_the_burst_and_refills(upstream, moat):
     # 30 at once, plus the one or two the rate refills while 80 are sent.
     assert 28 <= len(answers) <= 33, f"{len(answers)} of 80 answered"
     assert all(rcode_name(a) == "NOERROR" for a in answers)
-    assert metric(d, "dnsmoat_queries_total", 'outcome="rate_limited"') >= 45
+    assert metric(d, "dnsmoat_queries_total", outcome="rate_limited") >= 45
     time.sleep(0.5)  # two tokens at 5 per second
     assert rcode_name(d.query("localhost", "A", timeout=1)) == "NOERROR"
     lines = d.wait_for_log("rate limit:", timeout=12)

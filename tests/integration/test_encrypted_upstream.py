@@ -20,7 +20,7 @@ import pytest
 from conftest import (LOOPBACK, answer_values, base_config, free_port, make_query, rcode_name,
                       wait_until, write_file)
 from test_encrypted import NAME, encrypted_config, issue, make_ca, pki, port_of  # noqa: F401
-from test_metrics import scrape
+from test_metrics import metric
 
 UNBOUND = "/usr/sbin/unbound"
 
@@ -37,12 +37,6 @@ def backend(moat, upstream, pki, tmp_path, **kw):
     sub = tmp_path / f"backend{len(list(tmp_path.glob('backend*')))}"
     sub.mkdir()
     return moat(encrypted_config(upstream, pki, sub, **kw))
-
-
-def metric(d, name: str, **labels) -> float:
-    samples = scrape(d)
-    return sum(v for (n, l), v in samples.items()
-               if n == name and all((k, val) in l for k, val in labels.items()))
 
 
 def test_dot_upstream_reuses_one_connection_for_many_queries(upstream, moat, pki, tmp_path):

@@ -40,7 +40,7 @@ import pytest
 from conftest import (LOOPBACK, answer_values, base_config, make_query, moat_binary, rcode_name,
                       wait_until, write_file)
 from list_server import ListServer
-from test_metrics import scrape
+from test_metrics import metric
 
 FORWARDED = ("www.local-faults.test", "192.0.2.33")
 PATH = "/web.txt"
@@ -74,11 +74,6 @@ def lines_at(d, *levels: str) -> list[str]:
     """stderr lines logged at one of `levels` (spdlog's names: warning, error, ...)."""
     return [l for l in d.stderr_text().splitlines()
             if (m := LEVEL.match(l)) and m.group(1) in levels]
-
-
-def metric(d, name: str, **labels) -> float:
-    return sum(v for (n, l), v in scrape(d).items()
-               if n == name and all((k, val) in l for k, val in labels.items()))
 
 
 def api_json(d, path: str):

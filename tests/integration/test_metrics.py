@@ -43,6 +43,12 @@ def value(samples: dict, name: str, **labels) -> float:
     return samples[(name, frozenset(labels.items()))]
 
 
+def metric(d, name: str, **labels) -> float:
+    """The sum of every sample of `name` whose labels include `labels` (0 when there is none)."""
+    return sum(v for (n, l), v in scrape(d).items()
+               if n == name and all((k, val) in l for k, val in labels.items()))
+
+
 def raw(d, data: bytes, timeout: float = 5) -> bytes:
     """Sends bytes on a new connection and reads until the server closes it."""
     with socket.create_connection(("127.0.0.1", d.api_port), timeout=timeout) as s:

@@ -1,7 +1,7 @@
 """The query log through the real binary: every outcome recorded with its details and found by
 `dnsmoat log`, the privacy levels and exclusions (changed by a reload), a log that cannot be
 opened never stopping DNS, and `kill -9` during heavy logging leaving a sound database that holds
-every query answered before the last flush."""
+every row the daemon had committed."""
 
 import json
 import socket
@@ -14,6 +14,7 @@ import dns.message
 import pytest
 
 from conftest import base_config, make_query, moat_binary, wait_until, write_file
+from test_metrics import metric
 
 FLUSH = "100ms"
 
@@ -138,9 +139,11 @@ def test_a_log_that_cannot_be_opened_never_stops_dns(upstream, moat, tmp_path):
 
 @pytest.mark.solo
 def test_kill_9_during_heavy_logging_keeps_a_sound_log(upstream, moat, tmp_path):
-    d = moat(config(upstream, tmp_path))
+    # A queue that two seconds of this load cannot fill: a query dropped from a full queue would
+    # be a hole in the log that the check below could not tell from a lost row.
+    d = moat(config(upstream, tmp_path, queue_size=32768))
     db = tmp_path / "moat1" / "querylog.db"
-    answered: list[tuple[float, str]] = []
+    answered: list[str] = []
     stop = threading.Event()
 
     def load() -> None:
@@ -153,40 +156,45 @@ def test_kill_9_during_heavy_logging_keeps_a_sound_log(upstream, moat, tmp_path)
                 if stop.is_set() or time.monotonic() > deadline:
                     return
                 name = f"track{i}.log.test"
-                sent = time.time()
                 s.sendto(make_query(name, id=i & 0xFFFF).to_wire(), ("127.0.0.1", d.port))
                 try:
                     s.recvfrom(65535)
                 except (socket.timeout, ConnectionRefusedError):
                     return
-                answered.append((sent, name))
+                answered.append(name)
 
     t = threading.Thread(target=load)
     t.start()
-    time.sleep(2.0)
-    killed_at = time.time()
+    time.sleep(1.5)
+    # What the daemon has committed by now (it counts a batch once SQLite's COMMIT returned)
+    # must survive the kill. Wall time is no measure of that: on a loaded machine the writer
+    # falls behind the queries, and what is still queued at the kill is lost by design.
+    committed = metric(d, "dnsmoat_querylog_written_total")
+    time.sleep(0.5)
     d.kill()
     stop.set()
     t.join(timeout=15)
     assert len(answered) > 1000, f"only {len(answered)} queries answered before the kill"
+    assert committed >= 50, f"only {committed} rows committed in 1.5 s of load"
 
     con = sqlite3.connect(f"file:{db}?mode=ro", uri=True)
     assert con.execute("PRAGMA integrity_check").fetchone()[0] == "ok"
+    total = con.execute("SELECT count(*) FROM queries").fetchone()[0]
     stored = {n for (n,) in con.execute("SELECT d.name FROM queries q JOIN domains d ON"
                                         " d.id = q.domain")}
     con.close()
-    # Everything answered well before the kill was flushed (every 100 ms): at most the last
-    # unflushed batch is lost.
-    early = [n for (sent, n) in answered if sent < killed_at - 1.0]
-    missing = [n for n in early if n not in stored]
-    assert early and not missing, f"{len(missing)} of {len(early)} early queries lost: {missing[:5]}"
+    assert total >= committed, f"{total} rows after the kill, {committed} committed before it"
+    # One client asking in turn: the log holds the first queries answered, without a hole.
+    kept = sum(1 for n in answered if n in stored)
+    holes = [n for n in answered[:kept] if n not in stored]
+    assert not holes, f"{len(holes)} of the first {kept} queries missing: {holes[:5]}"
 
     # Started again, the daemon goes on with the same file.
     d.start()
     d.query("after.log.test")
     r = logged(d, 1, "after.log.test", "--match", "exact")
     assert r[0]["id"] > max(x["id"] for x in rows(d, "track", "--limit", "1000")[-1:])
-    assert len(rows(d, "track", "--limit", "1000")) == 1000
+    assert len(rows(d, "track", "--limit", "1000")) == min(kept, 1000)
 
 
 def test_stats_summarise_the_log(upstream, moat, tmp_path):

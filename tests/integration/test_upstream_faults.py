@@ -34,7 +34,7 @@ import pytest
 from conftest import (LOOPBACK, answer_values, base_config, closed_port, free_port, make_query,
                       parse_reply, rcode_name, wait_until)
 from test_encrypted import NAME, encrypted_config, pki, port_of  # noqa: F401 (pki: a fixture)
-from test_metrics import scrape
+from test_metrics import metric
 
 GENUINE = "192.0.2.44"
 OTHER = "192.0.2.45"
@@ -96,11 +96,6 @@ def socket_kinds(targets: list[str]) -> list[str]:
         inode = t[len("socket:["):-1] if t.startswith("socket:[") else None
         out.append(by_inode.get(inode, t) if inode else t)
     return out
-
-
-def metric_sum(d, name: str, **labels) -> float:
-    return sum(v for (n, l), v in scrape(d).items()
-               if n == name and all((k, val) in l for k, val in labels.items()))
 
 
 class _Server:
@@ -369,7 +364,7 @@ def test_serve_stale_when_every_upstream_fails(upstream, moat, failure):
     r = d.query("stale.faults.test", use_edns=0)
     codes = [o.code for o in r.options if o.otype == dns.edns.EDE]
     assert 3 in codes, f"no EDE 3 on the stale answer: {r.options}"
-    assert metric_sum(d, "dnsmoat_queries_total", outcome="stale") >= 2
+    assert metric(d, "dnsmoat_queries_total", outcome="stale") >= 2
     # A name that was never cached still gets SERVFAIL.
     upstream.rule("never.faults.test", failure)
     r, elapsed = ask(d, "never.faults.test", timeout=5)
@@ -420,7 +415,7 @@ def test_a_forgery_from_another_source_port_is_ignored_and_logged(upstream, moat
     assert lines and upstream.address in lines[0], \
         f"no 'ignored a datagram from 127.0.0.1:{forged_port}' line:\n{d.stderr_text()[-2000:]}"
     server = {"server": upstream.address, "route": "0"}
-    assert metric_sum(d, "dnsmoat_upstream_answers_total", **server) == 1
+    assert metric(d, "dnsmoat_upstream_answers_total", **server) == 1
 
 
 # --------------------------------------------------------------------------------------------
