@@ -91,8 +91,11 @@ void UdpListener::drain() {
     }
     for (std::size_t turn = 0; turn < kBatchesPerTurn; ++turn) {
         const std::size_t n = in_.receive(socket_.native_handle(), "udp");
-        for (std::size_t i = 0; i < n; ++i) {
-            handle(i);
+        if (n > 0) {
+            const QueryPath::Arrival arrival = path_.arrival_now();  // one for the whole batch
+            for (std::size_t i = 0; i < n; ++i) {
+                handle(i, arrival);
+            }
         }
         flush_answers();
         if (n < kBatch) {
@@ -106,27 +109,31 @@ void UdpListener::drain() {
     asio::post(io_, [this] { drain(); });
 }
 
-void UdpListener::handle(std::size_t slot) {
+void UdpListener::handle(std::size_t slot, const QueryPath::Arrival& arrival) {
     const std::optional<asio::ip::udp::endpoint> sender = in_.sender(slot);
     if (!sender) {
         return;
     }
     const asio::ip::udp::endpoint& from = *sender;
     const engine::Client client{from_asio(from.address()), from.port(), engine::Transport::udp};
-    const auto handled = path_.handle(in_.payload(slot), client, [this, &from] {
-        if (from.address().is_v4()) {
-            // Address and port packed into 8 octets: with `this` the capture fits the 16 octets
-            // std::function keeps in place, so a forwarded query takes no heap block for it.
-            const std::uint64_t packed =
-                (std::uint64_t{from.address().to_v4().to_uint()} << 16U) | from.port();
-            return ReplyFn([this, packed](std::span<const std::uint8_t> answer) {
-                send_later(answer, {asio::ip::address_v4(static_cast<std::uint32_t>(packed >> 16U)),
-                                    static_cast<std::uint16_t>(packed & 0xFFFFU)});
-            });
-        }
-        return ReplyFn(
-            [this, from](std::span<const std::uint8_t> answer) { send_later(answer, from); });
-    });
+    const auto handled = path_.handle(
+        in_.payload(slot), client,
+        [this, &from] {
+            if (from.address().is_v4()) {
+                // Address and port packed into 8 octets: with `this` the capture fits the 16 octets
+                // std::function keeps in place, so a forwarded query takes no heap block for it.
+                const std::uint64_t packed =
+                    (std::uint64_t{from.address().to_v4().to_uint()} << 16U) | from.port();
+                return ReplyFn([this, packed](std::span<const std::uint8_t> answer) {
+                    send_later(answer,
+                               {asio::ip::address_v4(static_cast<std::uint32_t>(packed >> 16U)),
+                                static_cast<std::uint16_t>(packed & 0xFFFFU)});
+                });
+            }
+            return ReplyFn(
+                [this, from](std::span<const std::uint8_t> answer) { send_later(answer, from); });
+        },
+        arrival);
     if (!handled.deferred && !handled.answer.empty()) {
         queue_answer(handled.answer, in_.source(slot), in_.source_length(slot));
     }

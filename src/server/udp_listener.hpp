@@ -55,7 +55,7 @@ private:
     void wait_readable();
     /// Reads and answers batches until the socket is empty or the turn is used up.
     void drain();
-    void handle(std::size_t slot);
+    void handle(std::size_t slot, const QueryPath::Arrival& arrival);
     /// Queues `answer` for the next sendmmsg (or sends it alone when it does not fit a slot).
     void queue_answer(std::span<const std::uint8_t> answer, const sockaddr_storage& to,
                       socklen_t to_length);

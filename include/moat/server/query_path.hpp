@@ -33,14 +33,28 @@ public:
         bool deferred = false;                 ///< the answer comes later, through the ReplyFn
     };
 
-    /// Handles one query. Answers known at once (blocked, cached, local, errors) come back in
-    /// Handled::answer, valid until the next call; nothing is allocated for them. Only a query
-    /// that goes upstream calls `make_reply()` for the function that will send its answer, which
-    /// then runs exactly once, later, on the event loop's thread.
+    /// When a query came in: the steady time its latency is measured from, and the wall time
+    /// it is logged with (read only when queries are logged).
+    struct Arrival {
+        std::int64_t time_us = 0;
+        std::chrono::steady_clock::time_point steady;
+        static Arrival now(bool with_wall_time) noexcept;
+    };
+
+    /// The arrival of queries read now. A listener that reads a batch of datagrams at once
+    /// takes one for the whole batch: they arrived together, and a later one's wait behind the
+    /// others is part of its latency. (Each clock read costs about 26 ns of the 0.4 µs a
+    /// cached query takes in user space.)
+    [[nodiscard]] Arrival arrival_now() const noexcept { return Arrival::now(log_ != nullptr); }
+
+    /// Handles one query that arrived at `arrival`. Answers known at once (blocked, cached,
+    /// local, errors) come back in Handled::answer, valid until the next call; nothing is
+    /// allocated for them. Only a query that goes upstream calls `make_reply()` for the function
+    /// that will send its answer, which then runs exactly once, later, on the event loop's
+    /// thread.
     template <typename MakeReply>
     Handled handle(std::span<const std::uint8_t> query, const engine::Client& client,
-                   MakeReply&& make_reply) {
-        const Arrival arrival = Arrival::now(log_ != nullptr);
+                   MakeReply&& make_reply, const Arrival& arrival) {
         const engine::Decision d = engine_->decide(query, client, out_, pending_);
         if (d.action != engine::Action::forward) {
             const auto answer = d.action == engine::Action::respond
@@ -52,6 +66,13 @@ public:
         }
         forward(query, client, ReplyFn(std::forward<MakeReply>(make_reply)()), arrival);
         return {{}, true};
+    }
+
+    /// Handles one query that arrived just now.
+    template <typename MakeReply>
+    Handled handle(std::span<const std::uint8_t> query, const engine::Client& client,
+                   MakeReply&& make_reply) {
+        return handle(query, client, std::forward<MakeReply>(make_reply), arrival_now());
     }
 
     /// Every answered or dropped query from now on is pushed to `queue` (null: none). The queue
@@ -68,14 +89,6 @@ public:
     [[nodiscard]] std::size_t in_flight() const noexcept { return in_flight_; }
 
 private:
-    /// When a query came in, for the log: the wall time it is shown with and the steady time
-    /// its latency is measured from.
-    struct Arrival {
-        std::int64_t time_us = 0;  ///< only when the query is logged
-        std::chrono::steady_clock::time_point steady;
-        static Arrival now(bool with_wall_time) noexcept;
-    };
-
     /// A query waiting for its upstream answer, with what answering it later needs. Reused
     /// from one forwarded query to the next (a pool in the path): its buffers keep their
     /// capacity, and the upstream callback captures only a pointer to it, small enough for

@@ -168,21 +168,28 @@ protected:
     std::uint16_t port_ = 0;
 };
 
-// QueryPath alone, no sockets: a forwarder without servers fails every query it is given, on
-// the event loop. Many queries are in flight at once (more than the path keeps idle records
-// for), then the loop answers them all; twice, so the second round reuses records. Each reply
-// must carry its own query's ID and name: a record reused too early would mix them up.
-TEST(QueryPathTest, EveryQueryInFlightGetsItsOwnAnswerWhenRecordsAreReused) {
-    asio::io_context io;
-    filter::SnapshotPublisher publisher;
-    publisher.publish(test::snapshot_of("ads.example\n"));
-    engine::EngineOptions options;
-    options.allowed_clients = {test::cidr(test::v4(127, 0, 0, 0), 8)};
-    auto engine =
-        std::make_shared<engine::Engine>(options, engine::LocalZone{}, publisher, nullptr);
-    upstream::Forwarder forwarder(io, upstream::Options{});
-    QueryPath path(engine, forwarder);
-    const engine::Client client{test::v4(127, 0, 0, 1), 5300, engine::Transport::udp};
+/// QueryPath alone, no sockets: an engine blocking ads.example, and a forwarder without servers
+/// that fails every query it is given, on the event loop.
+class QueryPathTest : public ::testing::Test {
+protected:
+    static std::shared_ptr<engine::Engine> make_engine(filter::SnapshotPublisher& publisher) {
+        publisher.publish(test::snapshot_of("ads.example\n"));
+        engine::EngineOptions options;
+        options.allowed_clients = {test::cidr(test::v4(127, 0, 0, 0), 8)};
+        return std::make_shared<engine::Engine>(options, engine::LocalZone{}, publisher, nullptr);
+    }
+
+    asio::io_context io_;
+    filter::SnapshotPublisher publisher_;
+    upstream::Forwarder forwarder_{io_, upstream::Options{}};
+    QueryPath path_{make_engine(publisher_), forwarder_};
+    const engine::Client client_{test::v4(127, 0, 0, 1), 5300, engine::Transport::udp};
+};
+
+// Many queries are in flight at once (more than the path keeps idle records for), then the loop
+// answers them all; twice, so the second round reuses records. Each reply must carry its own
+// query's ID and name: a record reused too early would mix them up.
+TEST_F(QueryPathTest, EveryQueryInFlightGetsItsOwnAnswerWhenRecordsAreReused) {
     constexpr std::size_t kQueries = 200;
     for (std::uint16_t round = 0; round < 2; ++round) {
         std::vector<std::pair<std::uint16_t, Bytes>> replies;
@@ -190,17 +197,17 @@ TEST(QueryPathTest, EveryQueryInFlightGetsItsOwnAnswerWhenRecordsAreReused) {
             const auto id = static_cast<std::uint16_t>(round * 1000 + i);
             const std::string qname = "host" + std::to_string(id) + ".example";
             const Bytes query = test::make_query({.id = id, .qname = qname});
-            const auto handled = path.handle(query, client, [&replies, id] {
+            const auto handled = path_.handle(query, client_, [&replies, id] {
                 return ReplyFn([&replies, id](std::span<const std::uint8_t> answer) {
                     replies.emplace_back(id, Bytes(answer.begin(), answer.end()));
                 });
             });
             ASSERT_TRUE(handled.deferred);
         }
-        EXPECT_EQ(path.in_flight(), kQueries);
-        io.restart();
-        io.run();
-        EXPECT_EQ(path.in_flight(), 0U);
+        EXPECT_EQ(path_.in_flight(), kQueries);
+        io_.restart();
+        io_.run();
+        EXPECT_EQ(path_.in_flight(), 0U);
         ASSERT_EQ(replies.size(), kQueries);
         std::set<std::uint16_t> seen;
         for (const auto& [id, bytes] : replies) {
@@ -213,6 +220,25 @@ TEST(QueryPathTest, EveryQueryInFlightGetsItsOwnAnswerWhenRecordsAreReused) {
         }
         EXPECT_EQ(seen.size(), kQueries);
     }
+}
+
+// A listener that reads a batch of datagrams takes one arrival for all of them: a query's latency
+// is measured from that arrival, not from when the path got to it.
+TEST_F(QueryPathTest, ALatencyIsMeasuredFromTheArrivalGiven) {
+    const auto no_reply = [] { return ReplyFn([](std::span<const std::uint8_t>) {}); };
+
+    const QueryPath::Arrival arrival = path_.arrival_now();
+    std::this_thread::sleep_for(milliseconds{30});
+    const Bytes query = test::make_query({.qname = "ads.example"});
+    const auto handled = path_.handle(query, client_, no_reply, arrival);
+    ASSERT_FALSE(handled.deferred);
+    ASSERT_FALSE(handled.answer.empty()) << "blocked, answered at once";
+    std::uint64_t observed = 0;
+    for (std::size_t i = 0; i <= metrics::LatencyHistogram::kBoundsUs.size(); ++i) {
+        observed += path_.metrics().duration.bucket(i);
+    }
+    EXPECT_EQ(observed, 1U);
+    EXPECT_GE(path_.metrics().duration.sum_us(), 30'000U) << "measured from the arrival given";
 }
 
 TEST_F(ServerTest, UdpQueriesAreAnswered) {
