@@ -8,12 +8,10 @@
 #include <cstring>
 #include <optional>
 
-#include "moat/upstream/address.hpp"
+#include "datagram_client.hpp"
 #include "socket_family.hpp"
 
 namespace moat::server {
-
-using upstream::from_asio;
 
 UdpListener::UdpListener(asio::io_context& io, asio::ip::udp::endpoint endpoint, QueryPath& path)
     : io_(io),
@@ -110,30 +108,29 @@ void UdpListener::drain() {
 }
 
 void UdpListener::handle(std::size_t slot, const QueryPath::Arrival& arrival) {
-    const std::optional<asio::ip::udp::endpoint> sender = in_.sender(slot);
-    if (!sender) {
+    if (!read_datagram_client(in_.source(slot), in_.source_length(slot), client_)) {
         return;
     }
-    const asio::ip::udp::endpoint& from = *sender;
-    const engine::Client client{from_asio(from.address()), from.port(), engine::Transport::udp};
-    const auto handled = path_.handle(
-        in_.payload(slot), client,
-        [this, &from] {
-            if (from.address().is_v4()) {
-                // Address and port packed into 8 octets: with `this` the capture fits the 16 octets
-                // std::function keeps in place, so a forwarded query takes no heap block for it.
-                const std::uint64_t packed =
-                    (std::uint64_t{from.address().to_v4().to_uint()} << 16U) | from.port();
-                return ReplyFn([this, packed](std::span<const std::uint8_t> answer) {
-                    send_later(answer,
-                               {asio::ip::address_v4(static_cast<std::uint32_t>(packed >> 16U)),
-                                static_cast<std::uint16_t>(packed & 0xFFFFU)});
-                });
-            }
-            return ReplyFn(
-                [this, from](std::span<const std::uint8_t> answer) { send_later(answer, from); });
-        },
-        arrival);
+    // Only a query that goes upstream needs its sender as an endpoint, for its reply.
+    const auto make_reply = [this, slot]() -> ReplyFn {
+        const std::optional<asio::ip::udp::endpoint> sender = in_.sender(slot);
+        if (!sender) {  // never: read_datagram_client() read an IPv4 or IPv6 address above
+            return [](std::span<const std::uint8_t>) {};
+        }
+        const asio::ip::udp::endpoint& from = *sender;
+        if (from.address().is_v4()) {
+            // Address and port packed into 8 octets: with `this` the capture fits the 16 octets
+            // std::function keeps in place, so a forwarded query takes no heap block for it.
+            const std::uint64_t packed =
+                (std::uint64_t{from.address().to_v4().to_uint()} << 16U) | from.port();
+            return [this, packed](std::span<const std::uint8_t> answer) {
+                send_later(answer, {asio::ip::address_v4(static_cast<std::uint32_t>(packed >> 16U)),
+                                    static_cast<std::uint16_t>(packed & 0xFFFFU)});
+            };
+        }
+        return [this, from](std::span<const std::uint8_t> answer) { send_later(answer, from); };
+    };
+    const auto handled = path_.handle(in_.payload(slot), client_, make_reply, arrival);
     if (!handled.deferred && !handled.answer.empty()) {
         queue_answer(handled.answer, in_.source(slot), in_.source_length(slot));
     }

@@ -23,6 +23,7 @@
 #include <vector>
 
 #include "moat/core/raw_buffer.hpp"
+#include "moat/engine/client.hpp"
 #include "moat/server/query_path.hpp"
 #include "moat/upstream/datagram_batch.hpp"
 
@@ -69,6 +70,7 @@ private:
     asio::ip::udp::endpoint endpoint_;
     QueryPath& path_;
     bool receiving_ = true;
+    engine::Client client_;  ///< the sender of the datagram being handled (read in place)
 
     upstream::DatagramBatch in_;  ///< kBatch slots of kInSlotBytes
     RawBuffer out_;               ///< kBatch slots of kOutSlotBytes
