@@ -115,10 +115,17 @@ Verdict decide(const NameHashSet& exact, const NameHashSet& subtree, const Suffi
                            (s.slot == NameHashSet::kNotFound || e.important || !s.important);
     Verdict v;
     if (use_exact) {
-        v = {action, RuleType::exact, e.important, 0, exact.line(e.slot), 0, 0};
+        v = {.line = exact.line(e.slot),
+             .action = action,
+             .rule = RuleType::exact,
+             .important = e.important};
         name_list(v, exact.list(e.slot), sets, selection);
     } else if (s.slot != NameHashSet::kNotFound) {
-        v = {action, RuleType::subtree, s.important, 0, subtree.line(s.slot), s.suffix, 0};
+        v = {.line = subtree.line(s.slot),
+             .action = action,
+             .rule = RuleType::subtree,
+             .suffix = s.suffix,
+             .important = s.important};
         name_list(v, subtree.list(s.slot), sets, selection);
     }
     return v;
@@ -244,13 +251,12 @@ Verdict Snapshot::match_regex(const std::uint8_t* wire, const SuffixHashes& hash
             return {};
         }
         const auto& rule = block_regex_->rule(b);
-        hashed = {Action::blocked,
-                  RuleType::regex,
-                  rule.important,
-                  rule.list,
-                  rule.line,
-                  0,
-                  static_cast<std::uint32_t>(b)};
+        hashed = {.line = rule.line,
+                  .regex = static_cast<std::uint32_t>(b),
+                  .list = rule.list,
+                  .action = Action::blocked,
+                  .rule = RuleType::regex,
+                  .important = rule.important};
         if (rule.important) {
             return hashed;
         }
@@ -260,13 +266,12 @@ Verdict Snapshot::match_regex(const std::uint8_t* wire, const SuffixHashes& hash
         if (a != RegexMatcher::kNone) {
             const auto& rule = allow_regex_->rule(a);
             // Regex indexes: block rules first, then allow rules.
-            return {Action::allowed,
-                    RuleType::regex,
-                    rule.important,
-                    rule.list,
-                    rule.line,
-                    0,
-                    static_cast<std::uint32_t>(block_regex_->size() + a)};
+            return {.line = rule.line,
+                    .regex = static_cast<std::uint32_t>(block_regex_->size() + a),
+                    .list = rule.list,
+                    .action = Action::allowed,
+                    .rule = RuleType::regex,
+                    .important = rule.important};
         }
     }
     return hashed;

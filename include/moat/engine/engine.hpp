@@ -79,11 +79,12 @@ struct Pending {
 struct Decision {
     Action action = Action::drop;
     Outcome outcome = Outcome::dropped;
+    /// The Extended DNS Error (RFC 8914 info code) the answer carries to a client that sent
+    /// EDNS; 0xFFFF: none. For the query log. (Beside the two octets above, not after the
+    /// verdict: 32 octets in all instead of 40.)
+    std::uint16_t ede = 0xFFFF;
     std::size_t size = 0;     ///< octets of the answer written to `out` (Action::respond)
     filter::Verdict verdict;  ///< the list rule behind a blocked or allowed outcome
-    /// The Extended DNS Error (RFC 8914 info code) the answer carries to a client that sent
-    /// EDNS; 0xFFFF: none. For the query log.
-    std::uint16_t ede = 0xFFFF;
 };
 
 /// What the engine would do with a question for a name, and why (the API's "explain").

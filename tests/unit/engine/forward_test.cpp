@@ -140,6 +140,21 @@ TEST(EngineComplete, UpstreamNxdomainPassesThrough) {
     EXPECT_EQ(a.records[0].type, RrType::soa);
 }
 
+// The query log names the allow rule behind a name even when its answer comes from the cache.
+TEST(EngineComplete, ACacheHitKeepsTheAllowRuleThatLetItThrough) {
+    Harness h;
+    h.block("||example.com^\n", "# allowed\nwww.example.com\n");
+    const Decision first = forward_and_complete(h, {.id = 1, .qname = "www.example.com"}, one_a());
+    ASSERT_EQ(first.outcome, Outcome::forwarded);
+
+    const Decision d = h.decide({.id = 2, .qname = "www.example.com"});
+    ASSERT_EQ(d.outcome, Outcome::cached);
+    EXPECT_EQ(d.verdict.action, filter::Action::allowed);
+    EXPECT_EQ(d.verdict.rule, filter::RuleType::exact);
+    EXPECT_EQ(d.verdict.line, 2U);
+    EXPECT_EQ(h.decide({.id = 3, .qname = "ads.example.com"}).outcome, Outcome::blocked);
+}
+
 TEST(EngineComplete, SecondQueryIsACacheHitThatAges) {
     Harness h;
     forward_and_complete(h, {.id = 1, .qname = "www.example.com"}, one_a(300));
