@@ -2,7 +2,7 @@
 //
 // Why not through an Asio endpoint: copying the kernel's address into one (a copy of its
 // variable length) and then reading the endpoint back stalled on store forwarding, about 3% of
-// the daemon's time under a cached load. Fixed-size copies read the address in place.
+// the daemon's time under a load of local names. Fixed-size copies read the address in place.
 #pragma once
 
 #include <netinet/in.h>
