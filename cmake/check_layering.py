@@ -7,7 +7,9 @@ Reads every C++ file under include/moat/<module>/ and src/<module>/ and checks e
     same layer never include each other;
   * where ARCHITECTURE.md narrows what a module may include (e.g. upstream: layers 0-1 only),
     MAY_INCLUDE below says so;
-  * layers 0-3 never include Asio or spdlog (no sockets, threads or logging below layer 4);
+  * layers 0-3 never include Asio, spdlog or the logging facade moat/core/log.hpp (no sockets,
+    threads or logging below layer 4); the facade's own source, src/core/log.cpp, is the one
+    file below layer 4 that reaches spdlog;
   * a relative include that climbs into another module (`#include "../wire/x.hpp"`) is refused:
     cross a module boundary through include/moat/<module>/ only.
 An unknown module directory is an error too, so the table below stays complete.
@@ -50,6 +52,11 @@ SAME_LAYER_ALLOWED: set[tuple[str, str]] = {("server", "upstream")}
 IO_LIBRARIES = ("asio", "spdlog", "curl")
 IO_MIN_LAYER = 4
 
+# The logging facade: core holds it so that every module from layer 4 up can log, but logging
+# stays reserved to those layers. Its own two files are exempt (they are the facade).
+LOG_HEADER = "moat/core/log.hpp"
+LOG_FACADE_FILES = {"include/moat/core/log.hpp", "src/core/log.cpp"}
+
 SUFFIXES = {".hpp", ".h", ".hh", ".hxx", ".ipp", ".inl", ".cpp", ".cc", ".cxx"}
 
 INCLUDE_RE = re.compile(r'^\s*#\s*include\s*([<"])([^>"]+)[>"]')
@@ -85,8 +92,14 @@ def check_file(module: str, path: Path, root: Path) -> list[str]:
         target = m.group(2).strip()
         where = f"{rel}:{lineno}"
 
+        facade = rel.as_posix() in LOG_FACADE_FILES
+        if target == LOG_HEADER and layer < IO_MIN_LAYER and not facade:
+            errors.append(f"{where}: '{module}' (layer {layer}) includes <{target}>: logging only "
+                          f"from layer {IO_MIN_LAYER} up")
+            continue
+
         io = IO_RE.match(target)
-        if io and layer < IO_MIN_LAYER:
+        if io and layer < IO_MIN_LAYER and not facade:
             errors.append(f"{where}: '{module}' (layer {layer}) includes {io.group(1)} "
                           f"<{target}>: {', '.join(IO_LIBRARIES)} only from layer "
                           f"{IO_MIN_LAYER} up")

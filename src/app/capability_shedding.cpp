@@ -3,7 +3,6 @@
 #include <fcntl.h>
 #include <linux/capability.h>
 #include <netinet/in.h>
-#include <spdlog/spdlog.h>
 #include <sys/prctl.h>
 #include <sys/socket.h>
 #include <unistd.h>
@@ -14,6 +13,7 @@
 #include <vector>
 
 #include "environment.hpp"
+#include "moat/core/log.hpp"
 #include "privileges.hpp"
 
 namespace moat::app {
@@ -72,8 +72,8 @@ int bind_socket(const config::Endpoint& e, bool datagram) {
         (!datagram && ::listen(fd, SOMAXCONN) != 0)) {
         const int error = errno;
         ::close(fd);
-        spdlog::debug("{} {}: {}", datagram ? "udp" : "tcp", e.to_text(),
-                      std::system_category().message(error));
+        log::debug("{} {}: {}", datagram ? "udp" : "tcp", e.to_text(),
+                   std::system_category().message(error));
         return -1;
     }
     return fd;
@@ -143,18 +143,17 @@ void shed_capabilities_by_reexec(const config::Config& config, char** argv) {
         names += names.empty() ? b.name : std::string(":") + b.name;
     }
     if (::prctl(PR_CAP_AMBIENT, PR_CAP_AMBIENT_CLEAR_ALL, 0, 0, 0) != 0 || !arrange(sockets)) {
-        spdlog::warn("cannot hand the sockets over to drop CAP_NET_BIND_SERVICE: {}",
-                     std::system_category().message(errno));
+        log::warn("cannot hand the sockets over to drop CAP_NET_BIND_SERVICE: {}",
+                  std::system_category().message(errno));
         return;
     }
-    spdlog::info("{} DNS sockets bound; running again without CAP_NET_BIND_SERVICE",
-                 sockets.size());
+    log::info("{} DNS sockets bound; running again without CAP_NET_BIND_SERVICE", sockets.size());
     env_set("LISTEN_FDS", std::to_string(sockets.size()).c_str());
     env_set("LISTEN_PID", std::to_string(::getpid()).c_str());  // exec keeps the pid
     env_set("LISTEN_FDNAMES", names.c_str());
     env_set(kMarker, "1");
     ::execv("/proc/self/exe", argv);
-    spdlog::error("cannot run /proc/self/exe again: {}", std::system_category().message(errno));
+    log::error("cannot run /proc/self/exe again: {}", std::system_category().message(errno));
     for (const BoundSocket& b : sockets) {
         ::close(b.fd);
     }

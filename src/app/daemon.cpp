@@ -1,7 +1,6 @@
 #include "daemon.hpp"
 
 #include <malloc.h>
-#include <spdlog/spdlog.h>
 
 #include <algorithm>
 #include <asio/io_context.hpp>
@@ -27,6 +26,7 @@
 #include "moat/api/http_server.hpp"
 #include "moat/cache/cache.hpp"
 #include "moat/core/clock.hpp"
+#include "moat/core/log.hpp"
 #include "moat/engine/engine.hpp"
 #include "moat/engine/rate_limiter.hpp"
 #include "moat/filter/snapshot_publisher.hpp"
@@ -64,7 +64,7 @@ std::shared_ptr<Loaded> prepare(config::Config c, bool with_embedded) {
     std::vector<std::string> problems;
     l->zone = local_zone(c, problems);
     for (const std::string& p : problems) {
-        spdlog::warn("{}", p);
+        log::warn("{}", p);
     }
     l->config = std::move(c);
     return l;
@@ -103,7 +103,7 @@ std::vector<config::Endpoint> api_listen(const config::ApiConfig& c) {
         if (e.address.is_loopback()) {
             out.push_back(e);
         } else {
-            spdlog::warn(
+            log::warn(
                 "api: no password set ([api] password_hash): listening on 127.0.0.1:{} "
                 "instead of {}; set one with `dnsmoat password-hash`",
                 e.port, e.to_text());
@@ -177,18 +177,18 @@ public:
 
     int run() {
         if (auto started = server_.start(); !started) {
-            spdlog::error("cannot listen: {}", started.error());
+            log::error("cannot listen: {}", started.error());
             return kExitUnavailable;
         }
         log_listeners();
         if (config_.upstream.servers.empty()) {
-            spdlog::info("no upstream configured: forwarding to Quad9 (9.9.9.9, 149.112.112.112)");
+            log::info("no upstream configured: forwarding to Quad9 (9.9.9.9, 149.112.112.112)");
         }
         wait_for_signal();
         start_api(config_.api);  // before the privilege drop: its port may be a low one too
         auto dropped = drop_privileges(config_.server.user, writable_dirs(config_));
         if (!dropped) {
-            spdlog::error("{}", dropped.error());
+            log::error("{}", dropped.error());
             return kExitUnavailable;
         }
         report(*dropped);
@@ -197,21 +197,21 @@ public:
         path_.set_log(query_log_ ? &query_log_->queue() : nullptr);
         if (!config_.server.control_socket.empty()) {
             if (auto error = control_.open(config_.server.control_socket); !error.empty()) {
-                spdlog::warn("{}; `dnsmoat pause` will not reach this daemon", error);
+                log::warn("{}; `dnsmoat pause` will not reach this daemon", error);
             }
         }
         refresher_.configure(config_);
         rebuild_stats();
         if (launch_.config_file && !watcher_.watch(*launch_.config_file)) {
-            spdlog::info("config: cannot watch {} for edits; reload with SIGHUP",
-                         launch_.config_file->string());
+            log::info("config: cannot watch {} for edits; reload with SIGHUP",
+                      launch_.config_file->string());
         }
-        spdlog::info("dnsmoat {} ready", version());
+        log::info("dnsmoat {} ready", version());
         notifier_.ready(status_line());
         tick_status();
         report_rate_limits();
         io_.run();
-        spdlog::info("dnsmoat stopped");
+        log::info("dnsmoat stopped");
         return 0;
     }
 
@@ -229,7 +229,7 @@ public:
         return snapshot->name_rules() + snapshot->regex_rules();
     }
     void refresh_lists() override {
-        spdlog::info("lists: refreshing the downloaded lists now (API)");
+        log::info("lists: refreshing the downloaded lists now (API)");
         refresher_.refresh_all_now();
     }
     void reload(std::function<void(const std::string&)> done) override {
@@ -242,7 +242,7 @@ public:
 private:
     void log_listeners() const {
         for (const ActivatedSocket& a : activated_) {
-            spdlog::info("listening on {} {}", a.description, handed_over_by());
+            log::info("listening on {} {}", a.description, handed_over_by());
         }
         const auto from_systemd = [this](server::ListenerKind kind) {
             return std::any_of(activated_.begin(), activated_.end(),
@@ -250,36 +250,36 @@ private:
         };
         if (!from_systemd(server::ListenerKind::dns)) {
             for (const auto& l : config_.server.listen) {
-                spdlog::info("listening on {} (udp and tcp)", l.to_text());
+                log::info("listening on {} (udp and tcp)", l.to_text());
             }
         }
         if (!from_systemd(server::ListenerKind::dot)) {
             for (const auto& l : config_.server.dot) {
-                spdlog::info("listening on {} (dns over tls)", l.to_text());
+                log::info("listening on {} (dns over tls)", l.to_text());
             }
         }
         if (!from_systemd(server::ListenerKind::doh)) {
             for (const auto& l : config_.server.doh) {
-                spdlog::info("listening on {} (dns over https, {})", l.to_text(),
-                             config_.server.doh_path);
+                log::info("listening on {} (dns over https, {})", l.to_text(),
+                          config_.server.doh_path);
             }
         }
         if (!from_systemd(server::ListenerKind::doh_plain)) {
             for (const auto& l : config_.server.doh_plain) {
-                spdlog::info("listening on {} (dns over plain http for a tls proxy, {})",
-                             l.to_text(), config_.server.doh_path);
+                log::info("listening on {} (dns over plain http for a tls proxy, {})", l.to_text(),
+                          config_.server.doh_path);
             }
         }
     }
 
     static void report(const PrivilegeDrop& dropped) {
         if (dropped.as_root) {
-            spdlog::warn("{}", dropped.summary);
+            log::warn("{}", dropped.summary);
         } else if (!dropped.summary.empty()) {
-            spdlog::info("{}", dropped.summary);
+            log::info("{}", dropped.summary);
         }
         for (const std::string& w : dropped.warnings) {
-            spdlog::warn("{}", w);
+            log::warn("{}", w);
         }
     }
 
@@ -334,7 +334,7 @@ private:
                 clients += fmt::format(" and {} more", report.more_clients);
             }
             const engine::RateLimitOptions& o = rate_limiter_.options();
-            spdlog::warn(
+            log::warn(
                 "rate limit: {} queries over {} per second (burst {}) limited in the "
                 "last {} s{}{}",
                 report.limited_queries, o.queries_per_second, o.burst, kStatusInterval.count(),
@@ -389,12 +389,12 @@ private:
                                                 clients ? a.client : std::string(), a.count);
                                  });
         if (groups) {
-            spdlog::info("statistics: the last 24 h rebuilt from the query log in {} ms",
-                         std::chrono::duration_cast<std::chrono::milliseconds>(
-                             std::chrono::steady_clock::now() - started)
-                             .count());
+            log::info("statistics: the last 24 h rebuilt from the query log in {} ms",
+                      std::chrono::duration_cast<std::chrono::milliseconds>(
+                          std::chrono::steady_clock::now() - started)
+                          .count());
         } else {
-            spdlog::warn("statistics: cannot read the query log: {}", groups.error());
+            log::warn("statistics: cannot read the query log: {}", groups.error());
         }
     }
 
@@ -406,7 +406,7 @@ private:
             }
             return;
         }
-        spdlog::info("config: {} changed on disk", launch_.config_file->string());
+        log::info("config: {} changed on disk", launch_.config_file->string());
         reload();
     }
 
@@ -450,14 +450,14 @@ private:
                 });
             });
         if (auto started = api_->start(); !started) {
-            spdlog::warn("api: cannot listen on {}; the dashboard and /metrics are off",
-                         started.error());
+            log::warn("api: cannot listen on {}; the dashboard and /metrics are off",
+                      started.error());
             api_.reset();
             return;
         }
         for (const config::Endpoint& e : listen) {
-            spdlog::info("api: dashboard, REST API and /metrics on http://{}{}", e.to_text(),
-                         c.password_hash.empty() ? " (no password set)" : "");
+            log::info("api: dashboard, REST API and /metrics on http://{}{}", e.to_text(),
+                      c.password_hash.empty() ? " (no password set)" : "");
         }
     }
 
@@ -486,11 +486,11 @@ private:
         const std::string who = group.empty() ? "everyone" : "group " + group;
         if (verb == "resume") {
             pauses_.resume(group);
-            spdlog::info("blocking resumed for {}", who);
+            log::info("blocking resumed for {}", who);
             return "ok: blocking resumed for " + who;
         }
         pauses_.pause(group, clock_.now() + std::chrono::seconds(seconds));
-        spdlog::info("blocking paused for {} for {} s", who, seconds);
+        log::info("blocking paused for {} for {} s", who, seconds);
         return "ok: blocking paused for " + who + " for " + std::to_string(seconds) + " s";
     }
 
@@ -501,9 +501,9 @@ private:
             return;
         }
         if (auto reloaded = server_.reload_tls(); !reloaded) {
-            spdlog::error("reload: keeping the running TLS certificate: {}", reloaded.error());
+            log::error("reload: keeping the running TLS certificate: {}", reloaded.error());
         } else {
-            spdlog::info("reload: TLS certificate {} read", config_.server.tls_certificate);
+            log::info("reload: TLS certificate {} read", config_.server.tls_certificate);
         }
     }
 
@@ -517,7 +517,7 @@ private:
                 reload();
                 wait_for_signal();
             } else if (signal == SIGUSR1) {
-                spdlog::info("lists: refreshing the downloaded lists now (SIGUSR1)");
+                log::info("lists: refreshing the downloaded lists now (SIGUSR1)");
                 refresher_.refresh_all_now();
                 wait_for_signal();
             } else {
@@ -535,8 +535,8 @@ private:
         notifier_.reloading();
         running_done_ = std::move(next_done_);
         next_done_.clear();
-        spdlog::info("reload: reading {}", launch_.config_file ? launch_.config_file->string()
-                                                               : std::string("embedded defaults"));
+        log::info("reload: reading {}", launch_.config_file ? launch_.config_file->string()
+                                                            : std::string("embedded defaults"));
         // Lists compile aside (seconds for big lists); queries keep the running config meanwhile.
         compiles_.post([this] {
             std::string text = file_text(launch_.config_file);
@@ -554,7 +554,7 @@ private:
                     loaded_text_ = text;
                     refresher_.refresh_all_now();  // cheap for unchanged lists (conditional GET)
                 } else {
-                    spdlog::error("reload failed, keeping the running configuration:\n{}", error);
+                    log::error("reload failed, keeping the running configuration:\n{}", error);
                 }
                 for (const auto& done : running_done_) {
                     done(error);
@@ -582,9 +582,9 @@ private:
                 if (lists->snapshot && lists->problems.empty()) {
                     publisher_.publish(lists->snapshot);
                     path_.engine()->refresh_snapshot();  // the old lists go now, not at a query
-                    spdlog::info("lists: now serving the new downloads");
+                    log::info("lists: now serving the new downloads");
                 } else {
-                    spdlog::warn("lists: some lists could not be read; the running lists stay");
+                    log::warn("lists: some lists could not be read; the running lists stay");
                 }
             });
         });
@@ -596,14 +596,14 @@ private:
         if (loaded.lists.snapshot && loaded.lists.problems.empty()) {
             publisher_.publish(loaded.lists.snapshot);
         } else {
-            spdlog::warn("reload: some lists could not be read; the running lists stay");
+            log::warn("reload: some lists could not be read; the running lists stay");
         }
         if (c.cache != config_.cache) {
             cache_ = make_cache(clock_, c);
-            spdlog::info("reload: cache settings changed; the cache starts empty");
+            log::info("reload: cache settings changed; the cache starts empty");
         }
         if (c.server != config_.server || c.tcp != config_.tcp) {
-            spdlog::warn("reload: [server] and [tcp] changes take effect at the next restart");
+            log::warn("reload: [server] and [tcp] changes take effect at the next restart");
         }
         path_.set_engine(std::make_shared<engine::Engine>(
             engine_options_of(c), std::move(loaded.zone), publisher_, cache_));
@@ -627,7 +627,7 @@ private:
         config_.server = server;
         config_.tcp = tcp;
         refresher_.configure(config_);
-        spdlog::info("reload: applied");
+        log::info("reload: applied");
     }
 
     void shutdown() {
@@ -638,7 +638,7 @@ private:
         notifier_.stopping();
         status_timer_.cancel();
         rate_limit_timer_.cancel();
-        spdlog::info("shutting down: answering {} queries in flight", path_.in_flight());
+        log::info("shutting down: answering {} queries in flight", path_.in_flight());
         signals_.cancel();
         control_.close();
         watcher_.stop();
@@ -713,18 +713,18 @@ int run_daemon(const Launch& launch, char** argv) {
     auto c = load_config(launch);
     if (!c) {
         setup_logging(config::LogLevel::info);
-        spdlog::error("invalid configuration:\n{}", c.error());
+        log::error("invalid configuration:\n{}", c.error());
         return kExitConfig;
     }
     setup_logging(c->log.level);
-    spdlog::info(
+    log::info(
         "dnsmoat {} starting with {}", version(),
         launch.config_file ? launch.config_file->string() : std::string("the embedded defaults"));
     std::signal(SIGPIPE, SIG_IGN);  // a client closing TCP early must not kill the daemon
     shed_capabilities_by_reexec(*c, argv);
     auto activated = sockets_from_systemd();
     if (!activated) {
-        spdlog::error("{}", activated.error());
+        log::error("{}", activated.error());
         return kExitUnavailable;
     }
     auto loaded = prepare(std::move(*c), !launch.config_file.has_value());

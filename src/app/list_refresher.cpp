@@ -1,11 +1,11 @@
 #include "list_refresher.hpp"
 
-#include <spdlog/spdlog.h>
-
 #include <algorithm>
 #include <asio/post.hpp>
 #include <chrono>
 #include <random>
+
+#include "moat/core/log.hpp"
 
 namespace moat::app {
 namespace {
@@ -26,25 +26,25 @@ void log_outcome(const lists::RefreshOutcome& o) {
     const lists::ListStatus& s = o.status;
     switch (o.result) {
         case lists::RefreshResult::updated:
-            spdlog::info("list {}: downloaded {} entries ({} invalid lines, {} bytes) from {}",
-                         s.name, s.entries, s.invalid, s.bytes, s.url);
+            log::info("list {}: downloaded {} entries ({} invalid lines, {} bytes) from {}", s.name,
+                      s.entries, s.invalid, s.bytes, s.url);
             break;
         case lists::RefreshResult::unchanged:
-            spdlog::info("list {}: unchanged since {}", s.name, local_time_text(s.last_changed));
+            log::info("list {}: unchanged since {}", s.name, local_time_text(s.last_changed));
             break;
         case lists::RefreshResult::failed:
             if (s.has_copy()) {
-                spdlog::warn("list {}: {} ({}); serving the last good copy from {}", s.name,
-                             s.last_error, s.url, local_time_text(s.last_changed));
+                log::warn("list {}: {} ({}); serving the last good copy from {}", s.name,
+                          s.last_error, s.url, local_time_text(s.last_changed));
             } else {
-                spdlog::warn("list {}: {} ({}); no copy yet, retrying later", s.name, s.last_error,
-                             s.url);
+                log::warn("list {}: {} ({}); no copy yet, retrying later", s.name, s.last_error,
+                          s.url);
             }
             break;
     }
     if (!o.saved && o.result != lists::RefreshResult::failed) {
         // The refresh worked but left no record: the next start may download the list again.
-        spdlog::warn("list {}: its status cannot be stored: {}", s.name, s.last_error);
+        log::warn("list {}: its status cannot be stored: {}", s.name, s.last_error);
     }
 }
 
@@ -57,7 +57,7 @@ ListRefresher::~ListRefresher() {
     try {
         stop();
     } catch (const std::exception& e) {  // a destructor must not throw; nothing left to save
-        spdlog::error("lists: stopping the downloads: {}", e.what());
+        log::error("lists: stopping the downloads: {}", e.what());
     }
 }
 
@@ -87,7 +87,7 @@ void ListRefresher::configure(const config::Config& config) {
     lists_ = std::move(next);
     if (!lists_.empty()) {
         if (auto ok = dir.ensure(); !ok) {
-            spdlog::error("{}; downloaded lists cannot be kept", ok.error());
+            log::error("{}; downloaded lists cannot be kept", ok.error());
         }
     }
     arm();

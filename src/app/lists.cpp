@@ -1,7 +1,5 @@
 #include "lists.hpp"
 
-#include <spdlog/spdlog.h>
-
 #include <array>
 #include <ctime>
 #include <fstream>
@@ -12,6 +10,7 @@
 #include <vector>
 
 #include "embedded.hpp"
+#include "moat/core/log.hpp"
 #include "moat/filter/compiler.hpp"
 #include "moat/lists/copy_check.hpp"
 #include "moat/lists/parallel_load.hpp"
@@ -21,10 +20,10 @@ namespace moat::app {
 namespace {
 
 void report(const std::string& where, const filter::ListStats& s) {
-    spdlog::info("list {}: {} entries from {} lines ({} invalid, {} unsupported)", where, s.entries,
-                 s.lines, s.invalid, s.unsupported);
+    log::info("list {}: {} entries from {} lines ({} invalid, {} unsupported)", where, s.entries,
+              s.lines, s.invalid, s.unsupported);
     for (const filter::InvalidLine& bad : s.first_invalid) {
-        spdlog::warn("{}:{}: cannot parse \"{}\"", where, bad.line, bad.text);
+        log::warn("{}:{}: cannot parse \"{}\"", where, bad.line, bad.text);
     }
 }
 
@@ -160,7 +159,7 @@ void add_downloaded(const ListFile& f, const lists::StateDir& dir, lists::Parall
         if (!damage.empty()) {
             list.then = [name = f.list.name, path, damage = std::move(damage),
                          recorded = status->entries](const filter::ListStats& stats) {
-                spdlog::warn(
+                log::warn(
                     "list {}: the copy {} does not match its status ({}; {} entries read, {} "
                     "recorded); serving what it holds until a refresh downloads the list whole",
                     name, path, damage, stats.entries, recorded);
@@ -218,19 +217,19 @@ CompiledLists compile_lists(const config::Config& config, bool with_embedded) {
         }
     }
     for (const std::string& p : result.problems) {
-        spdlog::warn("{}", p);
+        log::warn("{}", p);
     }
     for (const std::string& p : result.pending) {
-        spdlog::info("{}", p);
+        log::info("{}", p);
     }
     auto built = load.build();  // the tables sorted on every core too
     if (built) {
         result.snapshot = *built;
-        spdlog::info("lists: {} name rules and {} regex rules from {} lists ({} KiB)",
-                     result.snapshot->name_rules(), result.snapshot->regex_rules(),
-                     result.sources.size(), result.snapshot->memory_bytes() / 1024);
+        log::info("lists: {} name rules and {} regex rules from {} lists ({} KiB)",
+                  result.snapshot->name_rules(), result.snapshot->regex_rules(),
+                  result.sources.size(), result.snapshot->memory_bytes() / 1024);
     } else {
-        spdlog::error("lists: cannot build the blocklist snapshot");
+        log::error("lists: cannot build the blocklist snapshot");
     }
     return result;
 }

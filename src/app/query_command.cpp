@@ -1,7 +1,5 @@
 #include "query_command.hpp"
 
-#include <spdlog/spdlog.h>
-
 #include <fstream>
 #include <iostream>
 

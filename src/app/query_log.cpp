@@ -1,10 +1,11 @@
 #include "query_log.hpp"
 
-#include <spdlog/spdlog.h>
 #include <sys/resource.h>
 #include <unistd.h>
 
 #include <chrono>
+
+#include "moat/core/log.hpp"
 
 namespace moat::app {
 namespace {
@@ -53,18 +54,18 @@ querylog::LogOptions log_options(const config::QueryLogConfig& config) {
 std::unique_ptr<QueryLog> QueryLog::start(const config::QueryLogConfig& config,
                                           querylog::RollingStats* stats) {
     if (!config.enabled) {
-        spdlog::info("query log: off ([querylog] enabled = false)");
+        log::info("query log: off ([querylog] enabled = false)");
         return nullptr;
     }
     auto database = querylog::Database::open(config.path, querylog::Database::Mode::write);
     if (!database) {
-        spdlog::warn("query log: off: {}", database.error());
+        log::warn("query log: off: {}", database.error());
         return nullptr;
     }
-    spdlog::info("query log: {} (privacy {}, {} days, at most {} MiB)", config.path,
-                 config::to_text(config.privacy),
-                 std::chrono::duration_cast<std::chrono::hours>(config.retention).count() / 24,
-                 config.max_size >> 20U);
+    log::info("query log: {} (privacy {}, {} days, at most {} MiB)", config.path,
+              config::to_text(config.privacy),
+              std::chrono::duration_cast<std::chrono::hours>(config.retention).count() / 24,
+              config.max_size >> 20U);
     return std::unique_ptr<QueryLog>(new QueryLog(config, std::move(*database), stats));
 }
 
@@ -106,16 +107,16 @@ void QueryLog::run() {
         }
         if (now - last_prune >= kPruneEvery) {
             if (auto pruned = writer_.prune(unix_now_us()); !pruned) {
-                spdlog::warn("query log: pruning failed: {}", pruned.error());
+                log::warn("query log: pruning failed: {}", pruned.error());
             } else if (pruned->expired + pruned->oversize > 0) {
-                spdlog::debug("query log: deleted {} expired and {} rows over the size limit",
-                              pruned->expired, pruned->oversize);
+                log::debug("query log: deleted {} expired and {} rows over the size limit",
+                           pruned->expired, pruned->oversize);
             }
             last_prune = now;
         }
         if (now - last_tidy >= kTidyEvery) {
             if (auto tidied = writer_.tidy(); !tidied) {
-                spdlog::warn("query log: tidying failed: {}", tidied.error());
+                log::warn("query log: tidying failed: {}", tidied.error());
             }
             last_tidy = now;
         }
@@ -132,11 +133,11 @@ void QueryLog::flush() {
     if ((!flushed.error.empty() || drops != warned_drops_) && now - last_warning_ >= kWarnEvery) {
         last_warning_ = now;
         if (!flushed.error.empty()) {
-            spdlog::warn("query log: {} queries not stored: {} (DNS is not affected)",
-                         writer_.lost_total(), flushed.error);
+            log::warn("query log: {} queries not stored: {} (DNS is not affected)",
+                      writer_.lost_total(), flushed.error);
         }
         if (drops != warned_drops_) {
-            spdlog::warn(
+            log::warn(
                 "query log: {} queries dropped because the queue was full (raise "
                 "[querylog] queue_size or lower flush_interval)",
                 drops);

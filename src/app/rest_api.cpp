@@ -2,12 +2,11 @@
 // and the write-back of changes to the config file.
 #include "rest_api.hpp"
 
-#include <spdlog/spdlog.h>
-
 #include <algorithm>
 #include <memory>
 
 #include "moat/api/password.hpp"
+#include "moat/core/log.hpp"
 
 namespace moat::app {
 
@@ -171,7 +170,7 @@ void RestApi::add_auth_routes() {
                             auto session =
                                 auth_.login_result(ok, address, std::chrono::steady_clock::now());
                             if (!session) {
-                                spdlog::warn("api: failed login from {}", address.to_string());
+                                log::warn("api: failed login from {}", address.to_string());
                                 later(error_response(401, "wrong password"));
                                 return;
                             }

@@ -1,7 +1,6 @@
 // Steering the running daemon: blocking on, off and paused; explain a name; flush the cache;
 // and the config backup (a tar of the config file, the local hosts file and the lists' status,
 // like Pi-hole's Teleporter) with its restore.
-#include <spdlog/spdlog.h>
 
 #include <ctime>
 #include <fstream>
@@ -9,6 +8,7 @@
 
 #include "moat/api/tar_archive.hpp"
 #include "moat/config/values.hpp"
+#include "moat/core/log.hpp"
 #include "moat/lists/state_dir.hpp"
 #include "moat/wire/name.hpp"
 #include "rest_api.hpp"
@@ -80,7 +80,7 @@ void RestApi::add_control_routes() {
             const std::string who = group.empty() ? "everyone" : "group " + group;
             if (body["enabled"].get<bool>()) {
                 backend_.pauses().resume(group);
-                spdlog::info("api: blocking resumed for {}", who);
+                log::info("api: blocking resumed for {}", who);
                 return blocking_state();
             }
             long long seconds = kMaxPauseSeconds;  // no duration: off until turned back on
@@ -92,7 +92,7 @@ void RestApi::add_control_routes() {
                 seconds = body["seconds"].get<long long>();
             }
             backend_.pauses().pause(group, backend_.clock().now() + std::chrono::seconds(seconds));
-            spdlog::info("api: blocking paused for {} for {} s", who, seconds);
+            log::info("api: blocking paused for {} for {} s", who, seconds);
             return blocking_state();
         });
 
@@ -152,7 +152,7 @@ void RestApi::add_control_routes() {
         }
         const std::uint64_t entries = cache->stats().entries;
         cache->flush();
-        spdlog::info("api: cache flushed ({} entries)", entries);
+        log::info("api: cache flushed ({} entries)", entries);
         return json_response(200, {{"flushed", entries}});
     });
 }
@@ -249,7 +249,7 @@ void RestApi::add_backup_routes() {
             if (auto replaced = backend_.store().replace(text); !replaced) {
                 return error_response(replaced.error().status, replaced.error().error);
             }
-            spdlog::info("api: config restored from a backup");
+            log::info("api: config restored from a backup");
             backend_.reload([later](const std::string& error) {
                 later(error.empty()
                           ? json_response(200, {{"restored", true}})

@@ -1,6 +1,5 @@
 #include "systemd_notify.hpp"
 
-#include <spdlog/spdlog.h>
 #include <sys/socket.h>
 #include <sys/un.h>
 #include <unistd.h>
@@ -12,6 +11,7 @@
 #include <system_error>
 
 #include "environment.hpp"
+#include "moat/core/log.hpp"
 
 namespace moat::app {
 namespace {
@@ -36,7 +36,7 @@ SystemdNotifier SystemdNotifier::from_environment() {
             std::strlen(path) < sizeof(sockaddr_un::sun_path)) {
             n.socket_path_ = path;
         } else {
-            spdlog::warn("systemd: NOTIFY_SOCKET \"{}\" is not a usable socket path", path);
+            log::warn("systemd: NOTIFY_SOCKET \"{}\" is not a usable socket path", path);
         }
     }
     // The watchdog is ours only when WATCHDOG_PID is unset or names this process.
@@ -70,8 +70,8 @@ void SystemdNotifier::send(std::string_view message) const {
     const int error = errno;
     ::close(fd);
     if (sent < 0) {
-        spdlog::debug("systemd: cannot notify {}: {}", socket_path_,
-                      std::system_category().message(error));
+        log::debug("systemd: cannot notify {}: {}", socket_path_,
+                   std::system_category().message(error));
     }
 }
 

@@ -1,12 +1,11 @@
 #include "dns_stream_connection.hpp"
 
-#include <spdlog/spdlog.h>
-
 #include <algorithm>
 #include <asio/write.hpp>
 #include <type_traits>
 
 #include "moat/core/bytes.hpp"
+#include "moat/core/log.hpp"
 #include "moat/wire/padding.hpp"
 
 namespace moat::server {
@@ -50,9 +49,8 @@ void DnsStreamConnection<Stream>::arm_idle_timer() {
             return;
         }
         if (self->unanswered_ == 0 && self->writing_.empty()) {
-            spdlog::debug("{}: closing idle connection from {}",
-                          engine::to_text(self->client_.transport),
-                          self->client_.address.to_text());
+            log::debug("{}: closing idle connection from {}",
+                       engine::to_text(self->client_.transport), self->client_.address.to_text());
             self->close();
         } else {
             self->arm_idle_timer();  // still working for the client: not idle
@@ -81,9 +79,8 @@ void DnsStreamConnection<Stream>::read_more() {
         }
         const std::uint64_t started_before = self->queries_started_;
         if (!self->take_queries()) {
-            spdlog::debug("{}: a frame shorter than a DNS header from {}; closing",
-                          engine::to_text(self->client_.transport),
-                          self->client_.address.to_text());
+            log::debug("{}: a frame shorter than a DNS header from {}; closing",
+                       engine::to_text(self->client_.transport), self->client_.address.to_text());
             self->read_stopped_ = true;
         }
         if (self->queries_started_ != started_before) {

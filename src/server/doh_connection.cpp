@@ -1,13 +1,12 @@
 #include "doh_connection.hpp"
 
-#include <spdlog/spdlog.h>
-
 #include <algorithm>
 #include <array>
 #include <asio/write.hpp>
 #include <string_view>
 #include <type_traits>
 
+#include "moat/core/log.hpp"
 #include "moat/http/request.hpp"
 #include "moat/http/response.hpp"
 #include "tls_context.hpp"
@@ -109,7 +108,7 @@ void DohConnection<Stream>::arm_idle_timer() {
             return;
         }
         if (self->unanswered_ == 0 && self->writing_.empty() && self->queued_.empty()) {
-            spdlog::debug("doh: closing idle connection from {}", self->client_.address.to_text());
+            log::debug("doh: closing idle connection from {}", self->client_.address.to_text());
             self->close();
         } else {
             self->arm_idle_timer();
@@ -173,7 +172,7 @@ void DohConnection<Stream>::take_input() {
     taking_ = false;
     input_.clear();
     if (!received) {
-        spdlog::debug("doh: http/2 error from {}: {}", client_.address.to_text(), received.error());
+        log::debug("doh: http/2 error from {}: {}", client_.address.to_text(), received.error());
         read_stopped_ = true;
     }
     flush();

@@ -1,7 +1,5 @@
 #include "moat/server/query_path.hpp"
 
-#include <spdlog/spdlog.h>
-
 #include <algorithm>
 #include <climits>
 #include <cstdint>
@@ -9,6 +7,7 @@
 #include <vector>
 
 #include "log_entry.hpp"
+#include "moat/core/log.hpp"
 #include "moat/wire/message_view.hpp"
 
 namespace moat::server {
@@ -93,7 +92,7 @@ void QueryPath::forward(std::span<const std::uint8_t> query, const engine::Clien
     f.arrival = arrival;
     metrics_.in_flight.set(++in_flight_);
     f.query_copy.clear();
-    if (spdlog::should_log(spdlog::level::debug)) {
+    if (log::enabled(log::Level::debug)) {
         f.query_copy.assign(query.begin(), query.end());
     }
     // What is needed of the query later is read now: its buffer is reused meanwhile.
@@ -156,7 +155,7 @@ void QueryPath::release_forwarded(Forwarded& f) {
 
 void QueryPath::log_answer(const engine::Client& client, std::span<const std::uint8_t> query,
                            const engine::Decision& d) const {
-    if (!spdlog::should_log(spdlog::level::debug)) {
+    if (!log::enabled(log::Level::debug)) {
         return;
     }
     std::string question = "?";
@@ -164,8 +163,8 @@ void QueryPath::log_answer(const engine::Client& client, std::span<const std::ui
     if (const wire::Question* q = view ? view->question() : nullptr; q != nullptr) {
         question = q->qname.to_text() + " type " + std::to_string(wire::to_u16(q->qtype));
     }
-    spdlog::debug("query {} {} from {}: {}", engine::to_text(client.transport), question,
-                  client.address.to_text(), engine::to_text(d.outcome));
+    log::debug("query {} {} from {}: {}", engine::to_text(client.transport), question,
+               client.address.to_text(), engine::to_text(d.outcome));
 }
 
 }  // namespace moat::server

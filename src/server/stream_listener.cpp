@@ -1,7 +1,5 @@
 #include "stream_listener.hpp"
 
-#include <spdlog/spdlog.h>
-
 #include <asio/ip/v6_only.hpp>
 #include <asio/read.hpp>
 #include <asio/steady_timer.hpp>
@@ -9,6 +7,7 @@
 
 #include "dns_stream_connection.hpp"
 #include "doh_connection.hpp"
+#include "moat/core/log.hpp"
 #include "moat/server/proxy_header.hpp"
 #include "moat/upstream/address.hpp"
 #include "socket_family.hpp"
@@ -150,7 +149,7 @@ void StreamListener::accept() {
         if (!ec) {
             admit(std::move(socket));
         } else {
-            spdlog::debug("{}: accept error: {}", kind_text(kind_), ec.message());
+            log::debug("{}: accept error: {}", kind_text(kind_), ec.message());
         }
         accept();
     });
@@ -164,8 +163,8 @@ void StreamListener::admit(asio::ip::tcp::socket socket) {
     }
     const engine::Client client{from_asio(peer.address()), peer.port(), transport_of(kind_)};
     if (shared_->connections >= options_.tcp_max_connections) {
-        spdlog::debug("{}: connection cap ({}) reached; refusing a connection", kind_text(kind_),
-                      options_.tcp_max_connections);
+        log::debug("{}: connection cap ({}) reached; refusing a connection", kind_text(kind_),
+                   options_.tcp_max_connections);
         std::error_code ignored;
         socket.close(ignored);
         return;
@@ -176,7 +175,7 @@ void StreamListener::admit(asio::ip::tcp::socket socket) {
     if (!proxied(client.address)) {
         counted = client.address;
         if (shared_->totals->open_from(client.address) >= options_.tcp_max_connections_per_client) {
-            spdlog::debug(
+            log::debug(
                 "{}: {} has {} connections open already (the per-client cap); refusing "
                 "another",
                 kind_text(kind_), client.address.to_text(),
@@ -197,8 +196,8 @@ void StreamListener::admit(asio::ip::tcp::socket socket) {
     a->deadline.expires_after(options_.tcp_idle_timeout);
     a->deadline.async_wait([weak = std::weak_ptr<Admission>(a), kind = kind_](std::error_code e) {
         if (auto held = weak.lock(); held && !e) {
-            spdlog::debug("{}: {} did not finish the handshake in time; closing", kind_text(kind),
-                          held->client.address.to_text());
+            log::debug("{}: {} did not finish the handshake in time; closing", kind_text(kind),
+                       held->client.address.to_text());
             held->close();
         }
     });
@@ -227,8 +226,8 @@ void StreamListener::read_proxy_header(std::shared_ptr<Admission> a) {
         return;
     }
     if (parsed.state == ProxyParse::State::invalid) {
-        spdlog::warn("{}: a bad PROXY protocol header from {} ({}); closing", kind_text(kind_),
-                     a->client.address.to_text(), parsed.reason);
+        log::warn("{}: a bad PROXY protocol header from {} ({}); closing", kind_text(kind_),
+                  a->client.address.to_text(), parsed.reason);
         a->close();
         return;
     }
@@ -247,17 +246,17 @@ void StreamListener::handshake(std::shared_ptr<Admission> a) {
     }
     auto context = tls_.current(kind_ == StreamKind::dot ? TlsService::dot : TlsService::doh);
     TlsStream& tls = a->tls.emplace(std::move(a->socket), *context);
-    tls.async_handshake(asio::ssl::stream_base::server, [this, a = std::move(a),
-                                                         context](const std::error_code& ec) {
-        a->deadline.cancel();
-        if (ec || shared_->draining) {
-            spdlog::debug("{}: TLS handshake with {} failed: {}", kind_text(kind_),
-                          a->client.address.to_text(), ec.message());
-            a->close();
-            return;
-        }
-        launch(*a);
-    });
+    tls.async_handshake(asio::ssl::stream_base::server,
+                        [this, a = std::move(a), context](const std::error_code& ec) {
+                            a->deadline.cancel();
+                            if (ec || shared_->draining) {
+                                log::debug("{}: TLS handshake with {} failed: {}", kind_text(kind_),
+                                           a->client.address.to_text(), ec.message());
+                                a->close();
+                                return;
+                            }
+                            launch(*a);
+                        });
 }
 
 template <typename Connection, typename Stream>

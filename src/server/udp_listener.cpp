@@ -1,7 +1,5 @@
 #include "udp_listener.hpp"
 
-#include <spdlog/spdlog.h>
-
 #include <asio/ip/v6_only.hpp>
 #include <asio/post.hpp>
 #include <cerrno>
@@ -9,6 +7,7 @@
 #include <optional>
 
 #include "datagram_client.hpp"
+#include "moat/core/log.hpp"
 #include "socket_family.hpp"
 
 namespace moat::server {
@@ -77,7 +76,7 @@ void UdpListener::wait_readable() {
             return;
         }
         if (ec) {
-            spdlog::debug("udp: wait error: {}", ec.message());
+            log::debug("udp: wait error: {}", ec.message());
         }
         drain();
     });
@@ -171,8 +170,8 @@ void UdpListener::flush_answers() {
             }
             // A full send buffer or an unreachable client: UDP answers are best effort, as a
             // plain send would be.
-            spdlog::debug("udp: cannot answer {} queries: {}", out_count_ - sent,
-                          std::strerror(errno));  // NOLINT(concurrency-mt-unsafe)
+            log::debug("udp: cannot answer {} queries: {}", out_count_ - sent,
+                       std::strerror(errno));  // NOLINT(concurrency-mt-unsafe)
             break;
         }
         sent += static_cast<std::size_t>(n);
@@ -205,8 +204,8 @@ void UdpListener::send(std::span<const std::uint8_t> answer, const asio::ip::udp
     }
     std::error_code ec;
     socket_.send_to(asio::buffer(answer.data(), answer.size()), to, 0, ec);
-    if (ec && spdlog::should_log(spdlog::level::debug)) {  // the text is built before the check
-        spdlog::debug("udp: cannot answer {}: {}", to.address().to_string(), ec.message());
+    if (ec && log::enabled(log::Level::debug)) {  // the text is built before the check
+        log::debug("udp: cannot answer {}: {}", to.address().to_string(), ec.message());
     }
 }
 

@@ -1,7 +1,5 @@
 #include "bootstrap.hpp"
 
-#include <spdlog/spdlog.h>
-
 #include <array>
 #include <asio/ip/udp.hpp>
 #include <asio/post.hpp>
@@ -9,6 +7,7 @@
 #include <memory>
 
 #include "moat/core/bytes.hpp"
+#include "moat/core/log.hpp"
 #include "moat/upstream/address.hpp"
 #include "moat/wire/message_view.hpp"
 #include "moat/wire/name.hpp"
@@ -130,7 +129,7 @@ void BootstrapResolver::ask(const std::string& name, std::size_t server, std::ui
                     const auto keep =
                         std::max<std::chrono::seconds>(kMinKeep, std::chrono::seconds(r.ttl));
                     known_[name] = {address, std::chrono::steady_clock::now() + keep};
-                    spdlog::debug("upstream: bootstrap resolved {} to {}", name, address.to_text());
+                    log::debug("upstream: bootstrap resolved {} to {}", name, address.to_text());
                     done(address);
                     return;
                 }

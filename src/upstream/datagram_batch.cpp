@@ -1,9 +1,9 @@
 #include "moat/upstream/datagram_batch.hpp"
 
-#include <spdlog/spdlog.h>
-
 #include <cerrno>
 #include <cstring>
+
+#include "moat/core/log.hpp"
 
 namespace moat::upstream {
 
@@ -30,8 +30,8 @@ std::size_t DatagramBatch::receive(int fd, std::string_view who) {
                                MSG_DONTWAIT, nullptr);
     if (got < 0) {
         if (errno != EAGAIN && errno != EWOULDBLOCK && errno != EINTR) {
-            spdlog::debug("{}: receive error: {}", who,
-                          std::strerror(errno));  // NOLINT(concurrency-mt-unsafe)
+            log::debug("{}: receive error: {}", who,
+                       std::strerror(errno));  // NOLINT(concurrency-mt-unsafe)
         }
         return 0;
     }

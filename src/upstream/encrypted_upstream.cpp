@@ -1,11 +1,10 @@
 #include "encrypted_upstream.hpp"
 
-#include <spdlog/spdlog.h>
-
 #include <algorithm>
 #include <asio/post.hpp>
 #include <asio/write.hpp>
 
+#include "moat/core/log.hpp"
 #include "moat/upstream/address.hpp"
 
 namespace moat::upstream {
@@ -167,7 +166,7 @@ void EncryptedUpstream::connected() {
     if (reused) {
         ++resumed_;
     }
-    spdlog::debug("upstream: connected to {}{}", server_.text, reused ? " (TLS resumed)" : "");
+    log::debug("upstream: connected to {}{}", server_.text, reused ? " (TLS resumed)" : "");
     state_ = State::ready;
     backoff_ = {};
     last_used_ = std::chrono::steady_clock::now();
@@ -187,8 +186,8 @@ void EncryptedUpstream::could_not_connect(const std::string& why) {
     backoff_until_ = std::chrono::steady_clock::now() + backoff_;
     state_ = State::backoff;
     last_error_ = why;
-    spdlog::warn("upstream: cannot connect to {}: {} (retrying in {} ms)", server_.text, why,
-                 backoff_.count());
+    log::warn("upstream: cannot connect to {}: {} (retrying in {} ms)", server_.text, why,
+              backoff_.count());
     fail(waiting_, why);
 }
 
@@ -214,8 +213,8 @@ void EncryptedUpstream::drop(const std::string& why) {
             waiting_.push_front(std::move(x));
         }
     }
-    spdlog::debug("upstream: connection to {} closed ({}); {} queries to send again", server_.text,
-                  why, waiting_.size());
+    log::debug("upstream: connection to {} closed ({}); {} queries to send again", server_.text,
+               why, waiting_.size());
     fail(failed, why);
     if (!waiting_.empty()) {
         connect();
@@ -297,7 +296,7 @@ void EncryptedUpstream::arm_watchdog() {
             return;
         }
         if (!self->in_flight() && self->waiting_.empty() && now - self->last_used_ > kIdle) {
-            spdlog::debug("upstream: closing the idle connection to {}", self->server_.text);
+            log::debug("upstream: closing the idle connection to {}", self->server_.text);
             ++self->generation_;
             std::error_code ignored;
             self->stream_->lowest_layer().close(ignored);

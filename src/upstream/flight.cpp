@@ -1,7 +1,5 @@
 #include "flight.hpp"
 
-#include <spdlog/spdlog.h>
-
 #include <algorithm>
 #include <asio/connect.hpp>
 #include <asio/read.hpp>
@@ -10,6 +8,7 @@
 #include <utility>
 
 #include "moat/core/bytes.hpp"
+#include "moat/core/log.hpp"
 #include "moat/upstream/address.hpp"
 #include "reply_match.hpp"
 
@@ -64,7 +63,7 @@ void Flight::start() {
     total_timer_.expires_after(settings_.total_timeout);
     total_timer_.async_wait(pooled([self = shared_from_this()](const std::error_code& ec) {
         if (!ec && !self->done_) {
-            spdlog::debug("upstream: total timeout for a query");
+            log::debug("upstream: total timeout for a query");
             self->finish(false, {}, {});
         }
     }));
@@ -99,13 +98,13 @@ void Flight::arm_attempt_timer() {
             }
             const std::string& text = self->route_->servers()[self->current_server_].text;
             if (hedging) {
-                spdlog::debug("upstream: {} is slow; asking the next server too", text);
+                log::debug("upstream: {} is slow; asking the next server too", text);
                 self->route_->hedged(self->current_server_);
                 self->next_attempt();
                 return;
             }
             Stats::bump(self->stats_->timeouts);
-            spdlog::debug("upstream: {} did not answer in time", text);
+            log::debug("upstream: {} did not answer in time", text);
             self->route_->timed_out(
                 self->current_server_, Clock::now(),
                 std::chrono::duration_cast<std::chrono::microseconds>(self->settings_.timeout));
@@ -138,8 +137,7 @@ bool Flight::start_udp(std::size_t server) {
     a.sent.assign(query().begin(), query().end());  // the pool writes the ID
     a.started = Clock::now();
     if (const std::error_code ec = pool_.send(a.server, a.sent, a, a.ticket)) {
-        spdlog::debug("upstream: cannot send to {}: {}", route_->servers()[server].text,
-                      ec.message());
+        log::debug("upstream: cannot send to {}: {}", route_->servers()[server].text, ec.message());
         udp_.pop_back();
         return false;
     }
@@ -163,7 +161,7 @@ bool Flight::start_encrypted(std::size_t server) {
             return;
         }
         if (!error.empty()) {
-            spdlog::debug("upstream: {}: {}", self->route_->servers()[server].text, error);
+            log::debug("upstream: {}: {}", self->route_->servers()[server].text, error);
             self->attempt_failed(server, server == self->current_server_);
             return;
         }
@@ -184,7 +182,7 @@ void Flight::on_encrypted_reply(std::size_t server, std::span<const std::uint8_t
     }
     // Over a stream the exchange is over: anything but our answer fails this attempt.
     Stats::bump(check == ReplyCheck::error_rcode ? stats_->error_rcodes : stats_->ignored);
-    spdlog::debug("upstream: answer from {} not used: {}", text, to_text(check));
+    log::debug("upstream: answer from {} not used: {}", text, to_text(check));
     attempt_failed(server, server == current_server_);
 }
 
@@ -193,8 +191,8 @@ void Flight::on_send_failed(UdpAttempt& a, const std::error_code& error) {
         return;
     }
     auto keep_alive = shared_from_this();
-    spdlog::debug("upstream: cannot send to {}: {}", route_->servers()[a.server_index].text,
-                  error.message());
+    log::debug("upstream: cannot send to {}: {}", route_->servers()[a.server_index].text,
+               error.message());
     close(a);
     attempt_failed(a.server_index, a.server_index == current_server_);
 }
@@ -213,8 +211,8 @@ void Flight::on_datagram(UdpAttempt& a, std::span<const std::uint8_t> reply,
     const std::string& text = route_->servers()[a.server_index].text;
     if (from != a.server) {
         Stats::bump(stats_->ignored);
-        spdlog::debug("upstream: ignored a datagram from {}:{} (expected {})",
-                      from.address().to_string(), from.port(), text);
+        log::debug("upstream: ignored a datagram from {}:{} (expected {})",
+                   from.address().to_string(), from.port(), text);
         return;
     }
     const ReplyCheck check = check_reply(a.sent, reply);
@@ -225,7 +223,7 @@ void Flight::on_datagram(UdpAttempt& a, std::span<const std::uint8_t> reply,
             return;
         case ReplyCheck::truncated:
             Stats::bump(stats_->tcp_retries);
-            spdlog::debug("upstream: {} truncated the answer; retrying over TCP", text);
+            log::debug("upstream: {} truncated the answer; retrying over TCP", text);
             close(a);
             start_tcp(a.server_index);
             if (a.server_index == current_server_) {
@@ -234,7 +232,7 @@ void Flight::on_datagram(UdpAttempt& a, std::span<const std::uint8_t> reply,
             return;
         case ReplyCheck::error_rcode:
             Stats::bump(stats_->error_rcodes);
-            spdlog::debug("upstream: {} answered with an error rcode", text);
+            log::debug("upstream: {} answered with an error rcode", text);
             close(a);
             attempt_failed(a.server_index, a.server_index == current_server_);
             return;
@@ -242,7 +240,7 @@ void Flight::on_datagram(UdpAttempt& a, std::span<const std::uint8_t> reply,
         case ReplyCheck::wrong_question:
         case ReplyCheck::malformed:
             Stats::bump(stats_->ignored);
-            spdlog::debug("upstream: ignored an answer from {}: {}", text, to_text(check));
+            log::debug("upstream: ignored an answer from {}: {}", text, to_text(check));
             return;
     }
 }
@@ -265,8 +263,8 @@ void Flight::start_tcp(std::size_t server) {
         if (self->done_ || !a.open) {
             return;
         }
-        spdlog::debug("upstream: TCP to {} failed: {}",
-                      self->route_->servers()[a.server_index].text, ec.message());
+        log::debug("upstream: TCP to {} failed: {}", self->route_->servers()[a.server_index].text,
+                   ec.message());
         a.open = false;
         a.socket.close();
         self->attempt_failed(a.server_index, a.server_index == self->current_server_);
@@ -321,7 +319,7 @@ void Flight::on_tcp_reply(TcpAttempt& a) {
     } else {
         Stats::bump(stats_->ignored);
     }
-    spdlog::debug("upstream: TCP answer from {} not used: {}", text, to_text(check));
+    log::debug("upstream: TCP answer from {} not used: {}", text, to_text(check));
     a.open = false;
     a.socket.close();
     attempt_failed(a.server_index, a.server_index == current_server_);

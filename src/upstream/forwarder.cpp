@@ -1,11 +1,10 @@
 #include "moat/upstream/forwarder.hpp"
 
-#include <spdlog/spdlog.h>
-
 #include <asio/post.hpp>
 
 #include "encrypted_pool.hpp"
 #include "flight.hpp"
+#include "moat/core/log.hpp"
 #include "random_source.hpp"
 #include "route_state.hpp"
 #include "udp_pool.hpp"
@@ -40,7 +39,7 @@ Forwarder::Forwarder(asio::io_context& io, Options options)
       pool_(std::make_unique<UdpPool>(io, random_source(), stats_)),
       encrypted_(std::make_unique<EncryptedPool>(io)) {
     if (const std::string error = encrypted_->configure(options_); !error.empty()) {
-        spdlog::error("upstream: {}; encrypted upstreams cannot be used", error);
+        log::error("upstream: {}; encrypted upstreams cannot be used", error);
     }
 }
 
@@ -86,7 +85,7 @@ void Forwarder::reconfigure(Options options) {
     options_ = std::move(options);
     routes_ = make_routes(options_, routes_);
     if (const std::string error = encrypted_->configure(options_); !error.empty()) {
-        spdlog::error("upstream: {}; encrypted upstreams cannot be used", error);
+        log::error("upstream: {}; encrypted upstreams cannot be used", error);
     }
 }
 

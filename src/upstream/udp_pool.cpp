@@ -1,6 +1,5 @@
 #include "udp_pool.hpp"
 
-#include <spdlog/spdlog.h>
 #include <sys/socket.h>
 
 #include <algorithm>
@@ -10,6 +9,7 @@
 #include <optional>
 
 #include "moat/core/bytes.hpp"
+#include "moat/core/log.hpp"
 
 namespace moat::upstream {
 
@@ -247,11 +247,11 @@ void UdpPool::dispatch(Socket& s, std::size_t slot) {
     const auto it = s.waiting.find(load_u16(reply.data()));
     if (it == s.waiting.end()) {
         Stats::bump(stats_->ignored);
-        // Guarded: the address is formatted before spdlog looks at the level, and a flood of
+        // Guarded: the address is formatted before log::debug looks at the level, and a flood of
         // stray datagrams would pay for that text with debug logging off.
-        if (spdlog::should_log(spdlog::level::debug)) {
-            spdlog::debug("upstream: ignored a datagram from {}:{} with an ID nobody waits for",
-                          from->address().to_string(), from->port());
+        if (log::enabled(log::Level::debug)) {
+            log::debug("upstream: ignored a datagram from {}:{} with an ID nobody waits for",
+                       from->address().to_string(), from->port());
         }
         return;
     }
