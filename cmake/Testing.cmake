@@ -31,8 +31,9 @@ if(NOT TARGET moat_test_support)
         MOAT_SHARED_DIR_DEFAULT="${MOAT_SHARED_DIR}")
 endif()
 
-# The donor of the tests' precompiled header: compiled with the options every test executable
-# gets (moat_test_options), so GCC accepts the header in each of them.
+# moat_test_options(<target>): what every test executable gets (GoogleTest, tests/support, the
+# project warnings, MOAT_TEST_CODE_FLAGS). The precompiled header's donor gets the same, so GCC
+# accepts the header in each test (it silently parses the header again when options differ).
 function(moat_test_options target)
     target_link_libraries(${target} PRIVATE moat_test_support GTest::gmock GTest::gtest_main)
     moat_target_warnings(${target})

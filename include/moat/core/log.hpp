@@ -4,10 +4,10 @@
 //
 // Why not call spdlog directly: its log functions are templates that instantiate fmt's whole
 // formatter (integer, float and padding writers, the format-string parser) in every file that
-// logs. That cost 8-9 s per such file in the sanitizer builds and 4 s at -O2, once per file and
-// build. Here a call instantiates only the type erasure of its arguments; the formatting is
-// libfmt's compiled vformat, in one place (src/core/log.cpp). The format string is still
-// checked at compile time.
+// logs: about 5 s per such file under the sanitizers and 3 s at -O2 (the 20 files it changed:
+// 305 -> 207 CPU s under ASan, 173 -> 112 s for aarch64). Here a call instantiates only the
+// type erasure of its arguments; the formatting is libfmt's compiled vformat, in one place
+// (src/core/log.cpp). The format string is still checked at compile time.
 #pragma once
 
 #include <fmt/core.h>
