@@ -84,6 +84,7 @@ def check_file(module: str, path: Path, root: Path) -> list[str]:
     layer = LAYERS[module]
     allowed = MAY_INCLUDE.get(module)
     errors = []
+    facade = rel.as_posix() in LOG_FACADE_FILES
     text = path.read_text(encoding="utf-8", errors="replace")
     for lineno, line in enumerate(text.splitlines(), start=1):
         m = INCLUDE_RE.match(line)
@@ -92,7 +93,6 @@ def check_file(module: str, path: Path, root: Path) -> list[str]:
         target = m.group(2).strip()
         where = f"{rel}:{lineno}"
 
-        facade = rel.as_posix() in LOG_FACADE_FILES
         if target == LOG_HEADER and layer < IO_MIN_LAYER and not facade:
             errors.append(f"{where}: '{module}' (layer {layer}) includes <{target}>: logging only "
                           f"from layer {IO_MIN_LAYER} up")
