@@ -62,9 +62,8 @@ void touch(std::span<const std::uint8_t> msg) {
                 } else if constexpr (std::is_same_v<T, moat::wire::rdata::Soa>) {
                     check_name(v.mname);
                     check_name(v.rname);
-                } else if constexpr (std::is_same_v<T, moat::wire::rdata::Srv>) {
-                    check_name(v.target);
-                } else if constexpr (std::is_same_v<T, moat::wire::rdata::Svcb>) {
+                } else if constexpr (std::is_same_v<T, moat::wire::rdata::Srv> ||
+                                     std::is_same_v<T, moat::wire::rdata::Svcb>) {
                     check_name(v.target);
                 } else if constexpr (std::is_same_v<T, moat::wire::rdata::Rrsig>) {
                     check_name(v.signer);

@@ -44,7 +44,7 @@ std::string readers_verdict(std::span<const std::uint8_t> msg) {
             moat::fuzz::fail("rdata::read and to_record disagree", moat::test::record_repr(rr));
         }
         // The allocation-free copy gives the same octets, given the room the header promises.
-        std::vector<std::uint8_t> buffer(std::size_t{rr.rdata_length} + 2 * 254);
+        std::vector<std::uint8_t> buffer(std::size_t{rr.rdata_length} + std::size_t{2} * 254);
         auto copied = moat::wire::decompress_rdata(rr, buffer);
         MOAT_FUZZ_CHECK(copied.has_value() == owned.has_value(), moat::test::record_repr(rr));
         if (copied) {

@@ -11,11 +11,21 @@
 
 #include <cstdlib>
 
-#define MOAT_SKIP_CONTENDED_THREADS_UNDER_EMULATOR()                                    \
-    do {                                                                                \
-        if (const char* emulator = std::getenv("MOAT_EMULATOR");                        \
-            emulator != nullptr && *emulator != '\0') {                                 \
-            GTEST_SKIP() << "contended threads livelock under " << emulator             \
-                         << " (emulated exclusive loads); run natively and under ASan"; \
-        }                                                                               \
+namespace moat::test {
+
+/// The emulator the tests run under (MOAT_EMULATOR, e.g. "qemu-aarch64"), or null natively.
+inline const char* emulator() {
+    // Read at a test's start, before it makes any thread.
+    const char* name = std::getenv("MOAT_EMULATOR");  // NOLINT(concurrency-mt-unsafe)
+    return name != nullptr && *name != '\0' ? name : nullptr;
+}
+
+}  // namespace moat::test
+
+#define MOAT_SKIP_CONTENDED_THREADS_UNDER_EMULATOR()                                          \
+    do {                                                                                      \
+        if (const char* moat_emulator = ::moat::test::emulator(); moat_emulator != nullptr) { \
+            GTEST_SKIP() << "contended threads livelock under " << moat_emulator              \
+                         << " (emulated exclusive loads); run natively and under ASan";       \
+        }                                                                                     \
     } while (false)

@@ -28,7 +28,8 @@ namespace {
 namespace fs = std::filesystem;
 
 bool shared_required() {
-    const char* v = std::getenv("MOAT_REQUIRE_SHARED");
+    const char* v =
+        std::getenv("MOAT_REQUIRE_SHARED");  // NOLINT(concurrency-mt-unsafe): no threads yet
     return v != nullptr && *v != '\0' && std::string_view(v) != "0";
 }
 

@@ -9,6 +9,7 @@
 #include <cstdlib>
 
 #include "moat/api/password.hpp"
+#include "support/emulation.hpp"
 
 namespace moat::api {
 namespace {
@@ -48,7 +49,7 @@ TEST(Password, HashesVerifyOnlyTheirOwnSecretAndAreSalted) {
     EXPECT_FALSE(verify_secret("$argon2i$v=19$m=256,t=1,p=1$c2FsdHNhbHQ$aGFzaA", "x"));
     EXPECT_FALSE(verify_secret("$argon2id$garbage", "x"));
     // The default cost is OWASP's (19 MiB, two passes): minutes under qemu, so only natively.
-    if (std::getenv("MOAT_EMULATOR") != nullptr) {
+    if (moat::test::emulator() != nullptr) {
         return;
     }
     auto strong = hash_secret("pw");

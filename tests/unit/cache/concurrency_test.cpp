@@ -34,7 +34,8 @@ TEST(CacheConcurrency, ReadersSeeWholeAnswersWhileAWriterReplacesAndEvicts) {
     ManualClock clock;
     Options options;
     options.shards = 2;
-    options.max_bytes = 16 * 1024;  // small: the writer's filler entries force evictions
+    options.max_bytes =
+        std::size_t{16} * 1024;  // small: the writer's filler entries force evictions
     Cache cache(clock, options);
     const auto hot = key("www.example.com");
     ASSERT_TRUE(cache.insert(hot, version(0)));
@@ -43,6 +44,7 @@ TEST(CacheConcurrency, ReadersSeeWholeAnswersWhileAWriterReplacesAndEvicts) {
     std::atomic<std::uint64_t> hits{0};
     std::atomic<std::uint64_t> bad{0};
     std::vector<std::thread> readers;
+    readers.reserve(3);
     for (int r = 0; r < 3; ++r) {
         readers.emplace_back([&, r] {
             std::array<std::uint8_t, 2048> buffer{};

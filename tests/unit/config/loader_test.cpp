@@ -4,6 +4,7 @@
 
 #include <gtest/gtest.h>
 
+#include <array>
 #include <filesystem>
 #include <fstream>
 #include <string>
@@ -39,7 +40,7 @@ struct ErrorCase {
     std::uint32_t json_line = 0;  ///< when the JSON document puts it elsewhere than `line`
 };
 
-const ErrorCase kCases[] = {
+const auto kCases = std::to_array<ErrorCase>({
     {"[upstream]\nservers = [\"192.0.2.1:53\",\n  \"127.0.0.1:99999\"]\n",
      "{\n \"upstream\": {\n  \"servers\": [\"192.0.2.1:53\",\n   \"127.0.0.1:99999\"]\n }\n}",
      Errc::bad_value, 3, "upstream.servers[1]", "\"127.0.0.1:99999\" is not a valid address:port",
@@ -114,8 +115,8 @@ const ErrorCase kCases[] = {
     {"[upstream]\ntimeout = \"3s\"\ntotal_timeout = \"1s\"\n",
      "{\"upstream\": {\"timeout\": \"3s\",\n\"total_timeout\": \"1s\"}}", Errc::conflict, 3,
      "upstream.total_timeout", "must not be shorter than upstream.timeout", 2},
-    {"[upstreams]\nservers = []\n", "{\"upstreams\": {\"servers\": []}}", Errc::unknown_key, 1,
-     "upstreams", "unknown key \"upstreams\"; did you mean \"upstream\"?"},
+    {"[upstreams]\nservers = []\n", R"({"upstreams": {"servers": []}})", Errc::unknown_key, 1,
+     "upstreams", R"(unknown key "upstreams"; did you mean "upstream"?)"},
     {"[cache]\nsise = \"1MiB\"\n", "{\"cache\":\n{\"sise\": \"1MiB\"}}", Errc::unknown_key, 2,
      "cache.sise", "did you mean \"size\"?"},
     {"[edns]\nzzz = true\n", "{\"edns\": {\n\"zzz\": true}}", Errc::unknown_key, 2, "edns.zzz",
@@ -167,7 +168,7 @@ const ErrorCase kCases[] = {
     {"[querylog]\nexclude_clients = [\"10.0.0.300\"]\n",
      "{\"querylog\": {\n\"exclude_clients\": [\"10.0.0.300\"]}}", Errc::bad_value, 2,
      "querylog.exclude_clients[0]", "is not a valid CIDR prefix"},
-};
+});
 
 TEST(Loader, EveryErrorKindHasLineAndKeyInToml) {
     for (const ErrorCase& c : kCases) {
@@ -549,7 +550,7 @@ protected:
     }
     void TearDown() override { std::filesystem::remove_all(dir_); }
     std::filesystem::path write(const std::string& name, const std::string& text) {
-        const std::filesystem::path p = dir_ / name;
+        std::filesystem::path p = dir_ / name;
         std::ofstream(p) << text;
         return p;
     }
@@ -562,7 +563,7 @@ TEST_F(LoaderFiles, ChoosesSyntaxByExtension) {
     const auto toml = load_file(write("a.toml", "[log]\nlevel = \"debug\"\n"));
     ASSERT_TRUE(toml);
     EXPECT_EQ(toml->log.level, LogLevel::debug);
-    const auto json = load_file(write("a.json", "{\"log\": {\"level\": \"error\"}}"));
+    const auto json = load_file(write("a.json", R"({"log": {"level": "error"}})"));
     ASSERT_TRUE(json);
     EXPECT_EQ(json->log.level, LogLevel::error);
 }

@@ -16,6 +16,7 @@ TEST(Guarded, ExclusiveAccessSerialisesWriters) {
     moat::Guarded<long> counter;
     std::vector<std::thread> threads;
     // Small counts: under qemu-aarch64 every contended lock is an emulated futex call.
+    threads.reserve(2);
     for (int t = 0; t < 2; ++t) {
         threads.emplace_back([&] {
             for (int i = 0; i < 500; ++i) {

@@ -71,6 +71,7 @@ TEST(CompilerPart, LinesSpreadOverPartsCompileAsInOrder) {
             ASSERT_TRUE(c.open_list(l.spec));
         }
         std::vector<Compiler::Part> parts;
+        parts.reserve(3);
         for (int i = 0; i < 3; ++i) {
             parts.push_back(c.part());
         }

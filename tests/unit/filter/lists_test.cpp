@@ -221,6 +221,7 @@ bool add_gzip(Compiler& c, const std::filesystem::path& path, ListSpec spec) {
 TEST(FilterLists, CombinedUnionLoadsAndQueriesNotListedPass) {
     MOAT_SHARED_PATH_OR_SKIP(gz, "data/blocklists/combined-union.domains.txt.gz");
     MOAT_SHARED_PATH_OR_SKIP(queries, "data/queries/funkhunter-top-100k-2015.csv");
+    // NOLINTNEXTLINE(concurrency-mt-unsafe): this test starts no thread
     if (std::system("gzip --version > /dev/null 2>&1") != 0) {
         GTEST_SKIP() << "gzip not installed";
     }

@@ -125,7 +125,8 @@ TEST(MappedArray, AbsorbMovesTheOthersPagesToTheEnd) {
         a.absorb(std::move(b));
         ASSERT_EQ(a.size(), kMany) << split;
         EXPECT_TRUE(holds_counting(a, kMany)) << split;
-        EXPECT_TRUE(b.empty());
+        // The moved-from array is what is checked here.
+        EXPECT_TRUE(b.empty());  // NOLINT(bugprone-use-after-move)
         EXPECT_EQ(b.mapped_bytes(), 0U);
         for (std::size_t i = 0; i < 2 * page_values; ++i) {
             a.push_back(static_cast<std::uint32_t>((kMany + i) * 7));
@@ -141,7 +142,7 @@ TEST(MappedArray, AbsorbIntoAnEmptyArrayTakesTheMappingWithoutACopy) {
     a.absorb(std::move(b));
     EXPECT_EQ(a.data(), mapping);
     EXPECT_TRUE(holds_counting(a, kMany));
-    EXPECT_EQ(b.mapped_bytes(), 0U);
+    EXPECT_EQ(b.mapped_bytes(), 0U);  // NOLINT(bugprone-use-after-move): the moved-from state
 }
 
 TEST(MappedArray, AbsorbOfAnEmptyArrayChangesNothing) {

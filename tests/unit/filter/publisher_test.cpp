@@ -71,6 +71,7 @@ TEST(FilterPublisher, ReadersSeeOneWholeSnapshotWhilePublishing) {
     SnapshotPublisher p(a);
     std::atomic<int> torn{0};
     std::vector<std::thread> readers;
+    readers.reserve(2);
     for (int i = 0; i < 2; ++i) {
         // One reader asks the publisher each time, the other reads through a SnapshotReader.
         readers.emplace_back([&, through_reader = i == 1] {

@@ -579,6 +579,7 @@ TEST_F(H2ClientSessionTest, ResetsAndMalformedResponsesFailTheirStreams) {
 
 TEST_F(H2ClientSessionTest, FailAllReportsEveryPendingStreamOnce) {
     std::vector<std::uint32_t> ids;
+    ids.reserve(5);
     for (int i = 0; i < 5; ++i) {
         ids.push_back(post(dns_query()));
     }

@@ -32,7 +32,7 @@ protected:
         EXPECT_TRUE(db.has_value()) << (db ? "" : db.error());
         return std::move(*db);
     }
-    Page search(Database& db, Search s) {
+    Page search(Database& db, const Search& s) {
         auto page = db.search(s);
         EXPECT_TRUE(page.has_value()) << (page ? "" : page.error());
         return page ? std::move(*page) : Page{};
@@ -222,6 +222,7 @@ std::vector<std::int64_t> all_pages(Database& db, Search s) {
 TEST_F(DatabaseTest, PagesCoverEveryRowOnceInOrder) {
     Database db = open_write();
     std::vector<Entry> batch;
+    batch.reserve(250);
     for (int i = 0; i < 250; ++i) {
         // 100 distinct names containing "ads" (more than a per-name plan takes), and others.
         batch.push_back(entry(kT0 + i, i % 2 == 0 ? "ads" + std::to_string(i % 200) + ".test"
@@ -268,8 +269,8 @@ TEST_F(DatabaseTest, EveryPlanAgreesWithAPlainFilter) {
         const auto client = IpAddress::v4_of(10, 0, 0, static_cast<std::uint8_t>(below(5)));
         const std::string name =
             "n" + std::to_string(below(150)) + (below(2) == 0 ? ".ads.test" : ".example.org");
-        entries.push_back(
-            entry(kT0 + i * 1000, name, outcomes[below(4)], client, below(3) == 0 ? 28 : 1));
+        entries.push_back(entry(kT0 + std::int64_t{i} * 1000, name, outcomes[below(4)], client,
+                                below(3) == 0 ? 28 : 1));
     }
     ASSERT_TRUE(db.append(entries));
 
@@ -303,19 +304,20 @@ TEST_F(DatabaseTest, EveryPlanAgreesWithAPlainFilter) {
             s.to_us = *s.from_us + static_cast<std::int64_t>(below(1500)) * 1000;
         }
         std::vector<std::int64_t> expected;
-        for (auto it = entries.rbegin(); it != entries.rend(); ++it) {
-            const std::string_view name = it->qname.view();
+        for (std::size_t k = entries.size(); k-- > 0;) {  // newest first, as search() pages
+            const Entry& e = entries[k];
+            const std::string_view name = e.qname.view();
             const bool ok =
-                (s.client.empty() || it->client.to_text() == s.client) &&
-                (s.outcome.empty() || s.outcome == it->outcome) &&
-                (!s.qtype || *s.qtype == it->qtype) &&
+                (s.client.empty() || e.client.to_text() == s.client) &&
+                (s.outcome.empty() || s.outcome == e.outcome) &&
+                (!s.qtype || *s.qtype == e.qtype) &&
                 (s.domain.empty() ||
                  (s.match == DomainMatch::exact    ? name == s.domain
                   : s.match == DomainMatch::suffix ? in_domain(name, s.domain)
                                                    : name.find(s.domain) != std::string::npos)) &&
-                (!s.from_us || it->time_us >= *s.from_us) && (!s.to_us || it->time_us < *s.to_us);
+                (!s.from_us || e.time_us >= *s.from_us) && (!s.to_us || e.time_us < *s.to_us);
             if (ok) {
-                expected.push_back(it->time_us);
+                expected.push_back(e.time_us);
             }
         }
         std::vector<std::int64_t> got;
@@ -376,17 +378,19 @@ TEST_F(DatabaseTest, SummaryCountsOutcomesIntervalsAndRankings) {
 TEST_F(DatabaseTest, PruneDeletesExpiredRowsInBatches) {
     Database db = open_write();
     std::vector<Entry> batch;
+    batch.reserve(120);
     for (int i = 0; i < 120; ++i) {
-        batch.push_back(entry(kT0 + i * 1'000'000, "n" + std::to_string(i) + ".test"));
+        batch.push_back(
+            entry(kT0 + std::int64_t{i} * 1'000'000, "n" + std::to_string(i) + ".test"));
     }
     ASSERT_TRUE(db.append(batch));
-    auto pruned = db.prune(kT0 + 100 * 1'000'000, 1ULL << 40U, 50);
+    auto pruned = db.prune(kT0 + std::int64_t{100} * 1'000'000, 1ULL << 40U, 50);
     ASSERT_TRUE(pruned);
     EXPECT_EQ(pruned->expired, 50U);
-    pruned = db.prune(kT0 + 100 * 1'000'000, 1ULL << 40U, 50);
+    pruned = db.prune(kT0 + std::int64_t{100} * 1'000'000, 1ULL << 40U, 50);
     ASSERT_TRUE(pruned);
     EXPECT_EQ(pruned->expired, 50U);
-    pruned = db.prune(kT0 + 100 * 1'000'000, 1ULL << 40U, 50);
+    pruned = db.prune(kT0 + std::int64_t{100} * 1'000'000, 1ULL << 40U, 50);
     ASSERT_TRUE(pruned);
     EXPECT_EQ(pruned->expired, 0U);
     EXPECT_EQ(*db.row_count(), 20U);
@@ -430,6 +434,7 @@ TEST_F(DatabaseTest, PruneKeepsThePagesInUseUnderTheLimit) {
     // Freed pages are reused: writing a batch again does not add pages to the file.
     const std::int64_t pages = page_count(path_);
     std::vector<Entry> batch;
+    batch.reserve(1000);
     for (int i = 0; i < 1000; ++i) {
         batch.push_back(entry(kT0 + 20000 + i, "host" + std::to_string(i) + ".example.test"));
     }

@@ -25,7 +25,7 @@ protected:
         options.path = path_;
         auto db = Database::open(path_, Database::Mode::write);
         EXPECT_TRUE(db) << (db ? "" : db.error());
-        return LogWriter(std::move(options), queue_, std::move(*db));
+        return {std::move(options), queue_, std::move(*db)};
     }
     std::vector<Row> rows() {
         auto reader = Database::open(path_, Database::Mode::read);
@@ -163,7 +163,7 @@ TEST_F(LogWriterTest, AFullDiskLosesTheBatchCountsItAndTheWriterGoesOn) {
     rlimit saved{};
     ASSERT_EQ(::getrlimit(RLIMIT_FSIZE, &saved), 0);
     rlimit small = saved;
-    small.rlim_cur = 64 * 1024;
+    small.rlim_cur = rlim_t{64} * 1024;
     ASSERT_EQ(::setrlimit(RLIMIT_FSIZE, &small), 0);
     const auto flushed = w.flush();
     ASSERT_EQ(::setrlimit(RLIMIT_FSIZE, &saved), 0);

@@ -5,6 +5,7 @@
 
 #include <gtest/gtest.h>
 
+#include <array>
 #include <random>
 
 #include "moat/querylog/database.hpp"
@@ -127,7 +128,8 @@ TEST(RollingStatsTest, RebuiltFromTheLogMatchesWhatWasFedLive) {
     const auto path = dir.path() / "querylog.db";
     std::vector<Entry> entries;
     std::mt19937 rng(11);
-    const char* outcomes[] = {"forwarded", "cached", "blocked", "local", "refused"};
+    const std::array<const char*, 5> outcomes = {"forwarded", "cached", "blocked", "local",
+                                                 "refused"};
     for (int i = 0; i < 3000; ++i) {
         const std::int64_t t = kT0 + static_cast<std::int64_t>(rng() % 5) * kBucket + i;
         entries.push_back(entry(t, "n" + std::to_string(rng() % 40) + ".test", outcomes[rng() % 5],

@@ -73,18 +73,18 @@ public:
     ClientSocket& operator=(const ClientSocket&) = delete;
 
     [[nodiscard]] bool connected() const { return connected_; }
-    bool send(const Bytes& b) const {
+    [[nodiscard]] bool send(const Bytes& b) const {
         return ::send(fd_, b.data(), b.size(), MSG_NOSIGNAL) == static_cast<ssize_t>(b.size());
     }
     /// One datagram, or up to `n` octets of a stream; empty on timeout or EOF.
-    Bytes receive(std::size_t n = 65535) const {
+    [[nodiscard]] Bytes receive(std::size_t n = 65535) const {
         Bytes b(n);
         const ssize_t got = ::recv(fd_, b.data(), b.size(), 0);
         b.resize(got > 0 ? static_cast<std::size_t>(got) : 0);
         return b;
     }
     /// Exactly `n` octets of a stream; empty on timeout or EOF first.
-    Bytes receive_exactly(std::size_t n) const {
+    [[nodiscard]] Bytes receive_exactly(std::size_t n) const {
         Bytes b;
         while (b.size() < n) {
             const Bytes part = receive(n - b.size());
@@ -245,7 +245,7 @@ TEST_F(ServerTest, UdpQueriesAreAnswered) {
     start();
     const Bytes answer = with_client([port = port_] {
         const ClientSocket s(SOCK_DGRAM, port);
-        s.send(test::make_query({.id = 0x1234, .qname = "ads.example"}));
+        EXPECT_TRUE(s.send(test::make_query({.id = 0x1234, .qname = "ads.example"})));
         return s.receive();
     });
     const auto a = test::read_answer(answer);
@@ -259,7 +259,7 @@ TEST_F(ServerTest, UdpAnswerBeyond512OctetsIsTruncatedAndWholeOverTcp) {
     start();
     const Bytes over_udp = with_client([port = port_] {
         const ClientSocket s(SOCK_DGRAM, port);
-        s.send(test::make_query({.qname = "big.lan", .qtype = wire::RrType::txt}));
+        EXPECT_TRUE(s.send(test::make_query({.qname = "big.lan", .qtype = wire::RrType::txt})));
         return s.receive();
     });
     const auto u = test::read_answer(over_udp);
@@ -270,7 +270,8 @@ TEST_F(ServerTest, UdpAnswerBeyond512OctetsIsTruncatedAndWholeOverTcp) {
 
     const Bytes over_tcp = with_client([port = port_] {
         const ClientSocket s(SOCK_STREAM, port);
-        s.send(framed(test::make_query({.qname = "big.lan", .qtype = wire::RrType::txt})));
+        EXPECT_TRUE(
+            s.send(framed(test::make_query({.qname = "big.lan", .qtype = wire::RrType::txt}))));
         const Bytes length = s.receive_exactly(2);
         return length.empty() ? Bytes{} : s.receive_exactly(load_u16(length.data()));
     });
@@ -293,7 +294,7 @@ TEST_F(ServerTest, TcpAnswersEveryPipelinedQuery) {
         // A query for a name with no upstream: SERVFAIL, answered later than the others.
         const Bytes late = framed(test::make_query({.id = 4, .qname = "www.example.com"}));
         burst.insert(burst.end(), late.begin(), late.end());
-        s.send(burst);
+        EXPECT_TRUE(s.send(burst));
         std::vector<std::uint16_t> got;
         for (int i = 0; i < 4; ++i) {
             const Bytes length = s.receive_exactly(2);
@@ -315,7 +316,7 @@ TEST_F(ServerTest, ConnectionsBeyondTheCapAreClosed) {
     start(/*max_connections=*/1);
     const bool second_closed = with_client([port = port_] {
         const ClientSocket first(SOCK_STREAM, port);
-        first.send(framed(test::make_query({.qname = "localhost"})));
+        EXPECT_TRUE(first.send(framed(test::make_query({.qname = "localhost"}))));
         if (first.receive_exactly(2).empty()) {  // the first one is served
             return false;
         }
@@ -339,7 +340,7 @@ TEST_F(ServerTest, StopReceivingEndsIntakeAndLeavesTheServerIdle) {
     server_->stop_receiving();
     const Bytes answer = with_client([port = port_] {
         const ClientSocket s(SOCK_DGRAM, port);
-        s.send(test::make_query({.qname = "localhost"}));
+        EXPECT_TRUE(s.send(test::make_query({.qname = "localhost"})));
         return s.receive();
     });
     EXPECT_TRUE(answer.empty()) << "no query is taken after stop_receiving()";

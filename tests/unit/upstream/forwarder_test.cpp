@@ -265,11 +265,11 @@ std::string text_of(std::uint16_t port) { return "127.0.0.1:" + std::to_string(p
 
 class ForwarderTest : public ::testing::Test {
 protected:
-    asio::io_context io;
-    std::deque<Outcome> outcomes;  // before the forwarder: its destructor may still call back
-    std::vector<std::unique_ptr<UdpResponder>> udp_servers;
-    std::vector<std::unique_ptr<TcpResponder>> tcp_servers;
-    std::unique_ptr<Forwarder> forwarder;
+    asio::io_context io_;
+    std::deque<Outcome> outcomes_;  // before the forwarder: its destructor may still call back
+    std::vector<std::unique_ptr<UdpResponder>> udp_servers_;
+    std::vector<std::unique_ptr<TcpResponder>> tcp_servers_;
+    std::unique_ptr<Forwarder> forwarder_;
 
     static Options options(milliseconds timeout, milliseconds total) {
         Options o;
@@ -279,23 +279,23 @@ protected:
     }
 
     UdpResponder& udp_server(UdpResponder::Behaviour behaviour) {
-        udp_servers.push_back(std::make_unique<UdpResponder>(
-            io, udp::endpoint(asio::ip::address_v4::loopback(), 0), std::move(behaviour)));
-        return *udp_servers.back();
+        udp_servers_.push_back(std::make_unique<UdpResponder>(
+            io_, udp::endpoint(asio::ip::address_v4::loopback(), 0), std::move(behaviour)));
+        return *udp_servers_.back();
     }
 
     /// A UDP and a TCP responder on the same loopback port.
-    std::pair<UdpResponder*, TcpResponder*> udp_and_tcp_server(UdpResponder::Behaviour behaviour,
-                                                               TcpResponder::Answer answer) {
+    std::pair<UdpResponder*, TcpResponder*> udp_and_tcp_server(
+        const UdpResponder::Behaviour& behaviour, const TcpResponder::Answer& answer) {
         for (int attempt = 0; attempt < 20; ++attempt) {
             auto u = std::make_unique<UdpResponder>(
-                io, udp::endpoint(asio::ip::address_v4::loopback(), 0), behaviour);
+                io_, udp::endpoint(asio::ip::address_v4::loopback(), 0), behaviour);
             try {
                 auto t = std::make_unique<TcpResponder>(
-                    io, tcp::endpoint(asio::ip::address_v4::loopback(), u->port()), answer);
-                udp_servers.push_back(std::move(u));
-                tcp_servers.push_back(std::move(t));
-                return {udp_servers.back().get(), tcp_servers.back().get()};
+                    io_, tcp::endpoint(asio::ip::address_v4::loopback(), u->port()), answer);
+                udp_servers_.push_back(std::move(u));
+                tcp_servers_.push_back(std::move(t));
+                return {udp_servers_.back().get(), tcp_servers_.back().get()};
             } catch (const std::system_error&) {
                 // that TCP port is taken; try another UDP port
             }
@@ -306,16 +306,16 @@ protected:
 
     Forwarder& make(std::vector<Route> routes, Options o) {
         o.routes = std::move(routes);
-        forwarder = std::make_unique<Forwarder>(io, std::move(o));
-        return *forwarder;
+        forwarder_ = std::make_unique<Forwarder>(io_, std::move(o));
+        return *forwarder_;
     }
     Forwarder& make(std::vector<ServerAddress> servers, Options o) {
         return make(std::vector<Route>{Route{std::move(servers)}}, std::move(o));
     }
 
     Outcome& forward(const Bytes& query, std::size_t route = 0) {
-        Outcome& o = outcomes.emplace_back();
-        forwarder->forward(query, route, [&o](const Result& r) {
+        Outcome& o = outcomes_.emplace_back();
+        forwarder_->forward(query, route, [&o](const Result& r) {
             ++o.calls;
             o.ok = r.ok;
             o.reply.assign(r.reply.begin(), r.reply.end());
@@ -327,10 +327,10 @@ protected:
 
     bool wait_for(const Outcome& o, milliseconds limit = milliseconds{5000}) {
         return run_until(
-            io, [&o] { return o.calls > 0; }, limit);
+            io_, [&o] { return o.calls > 0; }, limit);
     }
 
-    const Stats& stats() const { return forwarder->stats(); }
+    [[nodiscard]] const Stats& stats() const { return forwarder_->stats(); }
 };
 
 std::uint64_t get(const std::atomic<std::uint64_t>& counter) { return counter.load(); }
@@ -344,7 +344,7 @@ TEST_F(ForwarderTest, AnswerReachesTheCallbackWithTheServerText) {
     const Bytes query = make_query();
     Outcome& o = forward(query);
     EXPECT_EQ(o.calls, 0) << "the callback ran inside forward()";
-    EXPECT_EQ(forwarder->in_flight(), 1U);
+    EXPECT_EQ(forwarder_->in_flight(), 1U);
     ASSERT_TRUE(wait_for(o));
 
     EXPECT_EQ(o.calls, 1);
@@ -354,7 +354,7 @@ TEST_F(ForwarderTest, AnswerReachesTheCallbackWithTheServerText) {
     ASSERT_EQ(server.received.size(), 1U);
     EXPECT_EQ(test::id_of(o.reply), test::id_of(server.received[0].bytes))
         << "the reply is the upstream's, with the upstream ID";
-    EXPECT_EQ(forwarder->in_flight(), 0U);
+    EXPECT_EQ(forwarder_->in_flight(), 0U);
 
     EXPECT_EQ(get(stats().queries), 1U);
     EXPECT_EQ(get(stats().sent), 1U);
@@ -362,7 +362,7 @@ TEST_F(ForwarderTest, AnswerReachesTheCallbackWithTheServerText) {
     EXPECT_EQ(get(stats().failed), 0U);
     EXPECT_EQ(get(stats().ignored), 0U);
 
-    run_for_a_while(io, milliseconds{100});
+    run_for_a_while(io_, milliseconds{100});
     EXPECT_EQ(o.calls, 1) << "the callback runs exactly once";
 }
 
@@ -583,8 +583,8 @@ TEST_F(ForwarderTest, EveryServerSilentFailsAtTheTotalTimeout) {
     EXPECT_GE(o.at - start, kTotal);
     EXPECT_LT(o.at - start, kTotal + milliseconds{1000});
     EXPECT_EQ(get(stats().failed), 1U);
-    EXPECT_EQ(forwarder->in_flight(), 0U);
-    run_for_a_while(io, milliseconds{100});
+    EXPECT_EQ(forwarder_->in_flight(), 0U);
+    run_for_a_while(io_, milliseconds{100});
     EXPECT_EQ(o.calls, 1);
 }
 
@@ -629,9 +629,9 @@ TEST_F(ForwarderTest, IdenticalQueriesInFlightShareOneUpstreamQuery) {
     // Two clients ask the same question with their own IDs.
     Outcome& a = forward(make_query({.id = 0x0001}));
     Outcome& b = forward(make_query({.id = 0x0002}));
-    EXPECT_EQ(forwarder->in_flight(), 1U);
+    EXPECT_EQ(forwarder_->in_flight(), 1U);
     ASSERT_TRUE(run_until(
-        io, [&] { return a.calls > 0 && b.calls > 0; }, milliseconds{5000}));
+        io_, [&] { return a.calls > 0 && b.calls > 0; }, milliseconds{5000}));
     EXPECT_EQ(a.calls, 1);
     EXPECT_EQ(b.calls, 1);
     EXPECT_TRUE(a.ok);
@@ -653,9 +653,9 @@ TEST_F(ForwarderTest, OtherQuestionsAndRoutesAreNotCoalesced) {
     Outcome& c = forward(make_query({.qname = "a.example.com"}), 1);
     Outcome& d = forward(make_query({.qname = "a.example.com", .qtype = wire::RrType::aaaa}));
     Outcome& e = forward(make_query({.qname = "a.example.com", .edns = false}));
-    EXPECT_EQ(forwarder->in_flight(), 5U);
+    EXPECT_EQ(forwarder_->in_flight(), 5U);
     ASSERT_TRUE(run_until(
-        io, [&] { return a.calls + b.calls + c.calls + d.calls + e.calls == 5; },
+        io_, [&] { return a.calls + b.calls + c.calls + d.calls + e.calls == 5; },
         milliseconds{5000}));
     EXPECT_EQ(server.received.size(), 5U);
     EXPECT_EQ(get(stats().coalesced), 0U);
@@ -672,7 +672,7 @@ TEST_F(ForwarderTest, RouteWithoutServersFailsLater) {
     EXPECT_EQ(empty.calls, 0) << "the callback ran inside forward()";
     EXPECT_EQ(missing.calls, 0) << "the callback ran inside forward()";
     ASSERT_TRUE(run_until(
-        io, [&] { return empty.calls > 0 && missing.calls > 0; }, milliseconds{2000}));
+        io_, [&] { return empty.calls > 0 && missing.calls > 0; }, milliseconds{2000}));
     EXPECT_EQ(empty.calls, 1);
     EXPECT_FALSE(empty.ok);
     EXPECT_EQ(missing.calls, 1);
@@ -703,7 +703,7 @@ TEST_F(ForwarderTest, TooManyInFlightFailsNewQuestionsAtOnce) {
     Outcome& second = forward(make_query({.qname = "b.example.com"}));
     EXPECT_EQ(second.calls, 0) << "the callback ran inside forward()";
     ASSERT_TRUE(run_until(
-        io, [&] { return first.calls + second.calls == 2; }, milliseconds{5000}));
+        io_, [&] { return first.calls + second.calls == 2; }, milliseconds{5000}));
     EXPECT_TRUE(first.ok);
     EXPECT_FALSE(second.ok);
     EXPECT_EQ(get(stats().overloaded), 1U);
@@ -722,7 +722,7 @@ TEST_F(ForwarderTest, WhenFullAQueryJoiningOneInFlightIsStillCoalesced) {
     Outcome& first = forward(make_query({.id = 1, .qname = "a.example.com"}));
     Outcome& joined = forward(make_query({.id = 2, .qname = "a.example.com"}));
     ASSERT_TRUE(run_until(
-        io, [&] { return first.calls + joined.calls == 2; }, milliseconds{5000}));
+        io_, [&] { return first.calls + joined.calls == 2; }, milliseconds{5000}));
     EXPECT_TRUE(first.ok);
     EXPECT_TRUE(joined.ok) << "an identical question in flight was refused as overload";
     EXPECT_EQ(get(stats().coalesced), 1U);
@@ -737,18 +737,18 @@ TEST_F(ForwarderTest, CancelAllFailsEverythingInFlight) {
     Outcome& b = forward(make_query({.qname = "b.example.com"}));
     Outcome& b2 = forward(make_query({.id = 9, .qname = "b.example.com"}));
     ASSERT_TRUE(run_until(
-        io, [&] { return server.received.size() == 2; }, milliseconds{2000}));
-    EXPECT_EQ(forwarder->in_flight(), 2U);
-    forwarder->cancel_all();
+        io_, [&] { return server.received.size() == 2; }, milliseconds{2000}));
+    EXPECT_EQ(forwarder_->in_flight(), 2U);
+    forwarder_->cancel_all();
     run_until(
-        io, [&] { return a.calls + b.calls + b2.calls == 3; }, milliseconds{1000});
+        io_, [&] { return a.calls + b.calls + b2.calls == 3; }, milliseconds{1000});
     for (const Outcome* o : {&a, &b, &b2}) {
         EXPECT_EQ(o->calls, 1);
         EXPECT_FALSE(o->ok);
     }
-    EXPECT_EQ(forwarder->in_flight(), 0U);
+    EXPECT_EQ(forwarder_->in_flight(), 0U);
     EXPECT_EQ(get(stats().failed), 2U);
-    run_for_a_while(io, milliseconds{200});
+    run_for_a_while(io_, milliseconds{200});
     EXPECT_EQ(a.calls, 1);
     EXPECT_EQ(b.calls, 1);
     EXPECT_EQ(b2.calls, 1);
@@ -758,8 +758,8 @@ TEST_F(ForwarderTest, CancelAllBeforeTheQueryStartedSendsNothing) {
     UdpResponder& server = udp_server(answers(kRight));
     make({server.address()}, options(milliseconds{2000}, milliseconds{5000}));
     Outcome& o = forward(make_query());
-    forwarder->cancel_all();
-    run_for_a_while(io, milliseconds{200});
+    forwarder_->cancel_all();
+    run_for_a_while(io_, milliseconds{200});
     EXPECT_EQ(o.calls, 1);
     EXPECT_FALSE(o.ok);
     EXPECT_TRUE(server.received.empty());
@@ -771,9 +771,9 @@ TEST_F(ForwarderTest, DestructorFailsQueriesInFlight) {
     make({server.address()}, options(milliseconds{2000}, milliseconds{5000}));
     Outcome& o = forward(make_query());
     ASSERT_TRUE(run_until(
-        io, [&] { return !server.received.empty(); }, milliseconds{2000}));
-    forwarder.reset();
-    run_for_a_while(io, milliseconds{50});
+        io_, [&] { return !server.received.empty(); }, milliseconds{2000}));
+    forwarder_.reset();
+    run_for_a_while(io_, milliseconds{50});
     EXPECT_EQ(o.calls, 1);
     EXPECT_FALSE(o.ok);
 }
@@ -789,8 +789,8 @@ TEST_F(ForwarderTest, ReconfigureSendsNewQueriesToTheNewServers) {
     ASSERT_TRUE(wait_for(first));
     Options next = options(milliseconds{2000}, milliseconds{5000});
     next.routes = {Route{{after.address()}}};
-    forwarder->reconfigure(next);
-    EXPECT_EQ(forwarder->options().routes.at(0).servers.at(0), after.address());
+    forwarder_->reconfigure(next);
+    EXPECT_EQ(forwarder_->options().routes.at(0).servers.at(0), after.address());
     Outcome& second = forward(make_query());
     ASSERT_TRUE(wait_for(second));
     EXPECT_EQ(answers_of(first.reply), std::vector<Address4>{kSpoofed});
@@ -801,9 +801,9 @@ TEST_F(ForwarderTest, ReconfigureSendsNewQueriesToTheNewServers) {
 TEST_F(ForwarderTest, Ipv6LoopbackServer) {
     UdpResponder* server = nullptr;
     try {
-        udp_servers.push_back(std::make_unique<UdpResponder>(
-            io, udp::endpoint(asio::ip::address_v6::loopback(), 0), answers(kRight)));
-        server = udp_servers.back().get();
+        udp_servers_.push_back(std::make_unique<UdpResponder>(
+            io_, udp::endpoint(asio::ip::address_v6::loopback(), 0), answers(kRight)));
+        server = udp_servers_.back().get();
     } catch (const std::system_error& e) {
         GTEST_SKIP() << "no IPv6 loopback: " << e.what();
     }

@@ -42,19 +42,19 @@ void fail_times(RouteState& r, std::size_t server, unsigned times, Clock::time_p
 
 class RouteStateTest : public ::testing::Test {
 protected:
-    RandomSource random;
-    Clock::time_point now = Clock::now();
+    RandomSource random_;
+    Clock::time_point now_ = Clock::now();
 
     Order failover(const RouteState& r, Clock::time_point at) {
-        return r.order(Strategy::failover, random, at);
+        return r.order(Strategy::failover, random_, at);
     }
-    Order failover(const RouteState& r) { return failover(r, now); }
+    Order failover(const RouteState& r) { return failover(r, now_); }
 
     /// How often each order came out of `kCalls` calls under `fastest`.
     std::map<Order, int> fastest_orders(const RouteState& r) {
         std::map<Order, int> seen;
         for (int i = 0; i < kCalls; ++i) {
-            ++seen[r.order(Strategy::fastest, random, now)];
+            ++seen[r.order(Strategy::fastest, random_, now_)];
         }
         return seen;
     }
@@ -62,7 +62,7 @@ protected:
     std::map<std::size_t, int> fastest_first(const RouteState& r) {
         std::map<std::size_t, int> first;
         for (int i = 0; i < kCalls; ++i) {
-            const Order o = r.order(Strategy::fastest, random, now);
+            const Order o = r.order(Strategy::fastest, random_, now_);
             EXPECT_EQ(o.size(), r.servers().size());
             if (!o.empty()) {
                 ++first[o[0]];
@@ -103,7 +103,7 @@ TEST_F(RouteStateTest, EmptyRouteHasAnEmptyOrder) {
     const RouteState r(Route{}, nullptr);
     EXPECT_TRUE(r.servers().empty());
     EXPECT_TRUE(failover(r).empty());
-    EXPECT_TRUE(r.order(Strategy::fastest, random, now).empty());
+    EXPECT_TRUE(r.order(Strategy::fastest, random_, now_).empty());
 }
 
 // ---- failover ----------------------------------------------------------------------------------
@@ -123,52 +123,52 @@ TEST_F(RouteStateTest, FailoverIsConfigOrder) {
 
 TEST_F(RouteStateTest, ServerWithThreeFailuresInARowGoesLast) {
     RouteState r(three_servers(), nullptr);
-    fail_times(r, 0, RouteState::kFailuresToRest - 1, now);
+    fail_times(r, 0, RouteState::kFailuresToRest - 1, now_);
     EXPECT_EQ(failover(r), (Order{0, 1, 2})) << "two failures are not enough";
-    r.failed(0, now, {});
+    r.failed(0, now_, {});
     EXPECT_EQ(r.servers()[0].consecutive_failures, RouteState::kFailuresToRest);
     EXPECT_EQ(failover(r), (Order{1, 2, 0}));
-    EXPECT_EQ(failover(r, now + RouteState::kRestTime / 2), (Order{1, 2, 0}));
+    EXPECT_EQ(failover(r, now_ + RouteState::kRestTime / 2), (Order{1, 2, 0}));
 }
 
 TEST_F(RouteStateTest, RestingServerComesBackAfterRestTime) {
     RouteState r(three_servers(), nullptr);
-    fail_times(r, 0, RouteState::kFailuresToRest, now);
-    EXPECT_EQ(failover(r, now + RouteState::kRestTime - milliseconds{1}), (Order{1, 2, 0}));
-    EXPECT_EQ(failover(r, now + RouteState::kRestTime), (Order{0, 1, 2}));
-    EXPECT_EQ(failover(r, now + RouteState::kRestTime * 3), (Order{0, 1, 2}));
+    fail_times(r, 0, RouteState::kFailuresToRest, now_);
+    EXPECT_EQ(failover(r, now_ + RouteState::kRestTime - milliseconds{1}), (Order{1, 2, 0}));
+    EXPECT_EQ(failover(r, now_ + RouteState::kRestTime), (Order{0, 1, 2}));
+    EXPECT_EQ(failover(r, now_ + RouteState::kRestTime * 3), (Order{0, 1, 2}));
 }
 
 TEST_F(RouteStateTest, RestTimeCountsFromTheLastFailure) {
     RouteState r(three_servers(), nullptr);
-    fail_times(r, 1, RouteState::kFailuresToRest, now);
-    const auto later = now + RouteState::kRestTime - milliseconds{100};
+    fail_times(r, 1, RouteState::kFailuresToRest, now_);
+    const auto later = now_ + RouteState::kRestTime - milliseconds{100};
     r.failed(1, later, {});  // failed again just before its rest ended
-    EXPECT_EQ(failover(r, now + RouteState::kRestTime), (Order{0, 2, 1}));
+    EXPECT_EQ(failover(r, now_ + RouteState::kRestTime), (Order{0, 2, 1}));
     EXPECT_EQ(failover(r, later + RouteState::kRestTime), (Order{0, 1, 2}));
 }
 
 TEST_F(RouteStateTest, RestingServersGoLastInConfigOrder) {
     RouteState r(three_servers(), nullptr);
-    fail_times(r, 1, RouteState::kFailuresToRest, now);
-    fail_times(r, 0, RouteState::kFailuresToRest, now);
+    fail_times(r, 1, RouteState::kFailuresToRest, now_);
+    fail_times(r, 0, RouteState::kFailuresToRest, now_);
     EXPECT_EQ(failover(r), (Order{2, 0, 1}));
-    fail_times(r, 2, RouteState::kFailuresToRest, now);
+    fail_times(r, 2, RouteState::kFailuresToRest, now_);
     EXPECT_EQ(failover(r), (Order{0, 1, 2})) << "all resting: still every server, config order";
 }
 
 TEST_F(RouteStateTest, SuccessResetsFailures) {
     RouteState r(three_servers(), nullptr);
-    fail_times(r, 0, RouteState::kFailuresToRest, now);
+    fail_times(r, 0, RouteState::kFailuresToRest, now_);
     ASSERT_EQ(failover(r), (Order{1, 2, 0}));
     r.succeeded(0, microseconds{2'000});
     EXPECT_EQ(r.servers()[0].consecutive_failures, 0U);
     EXPECT_EQ(failover(r), (Order{0, 1, 2}));
 
     // Failures must be in a row: two, a success, two more do not rest the server.
-    fail_times(r, 1, 2, now);
+    fail_times(r, 1, 2, now_);
     r.succeeded(1, microseconds{2'000});
-    fail_times(r, 1, 2, now);
+    fail_times(r, 1, 2, now_);
     EXPECT_EQ(r.servers()[1].consecutive_failures, 2U);
     EXPECT_EQ(failover(r), (Order{0, 1, 2}));
 }
@@ -202,9 +202,9 @@ TEST_F(RouteStateTest, P90IsTheNearestRankOfTheLast32RoundTrips) {
 TEST_F(RouteStateTest, TimeoutPenaltyRaisesSrtt) {
     RouteState r(three_servers(), nullptr);
     r.succeeded(0, microseconds{1'000});
-    r.failed(0, now, microseconds{2'000'000});
+    r.failed(0, now_, microseconds{2'000'000});
     EXPECT_EQ(r.servers()[0].srtt, microseconds{2'000'000});
-    r.failed(0, now, microseconds{500});
+    r.failed(0, now_, microseconds{500});
     EXPECT_EQ(r.servers()[0].srtt, microseconds{2'000'000}) << "a smaller penalty never lowers it";
 }
 
@@ -252,7 +252,7 @@ TEST_F(RouteStateTest, FastestNeverPutsARestingServerFirst) {
     r.succeeded(0, microseconds{30'000});
     r.succeeded(1, microseconds{1'000});
     r.succeeded(2, microseconds{12'000});
-    fail_times(r, 1, RouteState::kFailuresToRest, now);  // the fastest, now resting
+    fail_times(r, 1, RouteState::kFailuresToRest, now_);  // the fastest, now resting
     const auto seen = fastest_orders(r);
     for (const auto& [order, count] : seen) {
         ASSERT_EQ(order.size(), 3U);
@@ -264,8 +264,8 @@ TEST_F(RouteStateTest, FastestNeverPutsARestingServerFirst) {
 TEST_F(RouteStateTest, FastestWithOneHealthyServerNeverProbes) {
     RouteState r(three_servers(), nullptr);
     r.succeeded(0, microseconds{30'000});
-    fail_times(r, 1, RouteState::kFailuresToRest, now);
-    fail_times(r, 2, RouteState::kFailuresToRest, now);
+    fail_times(r, 1, RouteState::kFailuresToRest, now_);
+    fail_times(r, 2, RouteState::kFailuresToRest, now_);
     const auto seen = fastest_orders(r);
     ASSERT_EQ(seen.size(), 1U);
     EXPECT_EQ(seen.begin()->first, (Order{0, 1, 2}));
@@ -274,7 +274,7 @@ TEST_F(RouteStateTest, FastestWithOneHealthyServerNeverProbes) {
 TEST_F(RouteStateTest, FastestWithOneServer) {
     const RouteState r(Route{{server_v4(192, 0, 2, 9)}}, nullptr);
     for (int i = 0; i < 100; ++i) {
-        EXPECT_EQ(r.order(Strategy::fastest, random, now), (Order{0}));
+        EXPECT_EQ(r.order(Strategy::fastest, random_, now_), (Order{0}));
     }
 }
 
@@ -283,7 +283,7 @@ TEST_F(RouteStateTest, FastestWithOneServer) {
 TEST_F(RouteStateTest, NewRouteStateKeepsHistoryOfServersThatStay) {
     RouteState old(three_servers(), nullptr);
     old.succeeded(1, microseconds{7'000});
-    fail_times(old, 2, RouteState::kFailuresToRest, now);
+    fail_times(old, 2, RouteState::kFailuresToRest, now_);
 
     // .2 and .3 stay (in another order), .1 goes, .4 is new, .2 on another port is another server.
     const Route next{{server_v4(192, 0, 2, 3), server_v4(192, 0, 2, 4), server_v4(192, 0, 2, 2),
@@ -300,7 +300,7 @@ TEST_F(RouteStateTest, NewRouteStateKeepsHistoryOfServersThatStay) {
     EXPECT_EQ(r.servers()[3].text, "192.0.2.2:5353");
 
     EXPECT_EQ(failover(r), (Order{1, 2, 3, 0})) << "the resting server stays resting";
-    EXPECT_EQ(failover(r, now + RouteState::kRestTime), (Order{0, 1, 2, 3}));
+    EXPECT_EQ(failover(r, now_ + RouteState::kRestTime), (Order{0, 1, 2, 3}));
 }
 
 TEST_F(RouteStateTest, WithoutPreviousHistoryStartsFresh) {

@@ -6,6 +6,7 @@
 // Messages accepted by only one side are counted and explained.
 #include <gtest/gtest.h>
 
+#include <array>
 #include <cstdint>
 #include <cstdio>
 #include <map>
@@ -100,8 +101,8 @@ Side from_ldns(const ldns_pkt* pkt) {
     for (std::size_t i = 0; i < ldns_rr_list_rr_count(q); ++i) {
         s.questions.push_back(flat(ldns_rr_list_rr(q, i), true));
     }
-    const ldns_rr_list* lists[3] = {ldns_pkt_answer(pkt), ldns_pkt_authority(pkt),
-                                    ldns_pkt_additional(pkt)};
+    const std::array<const ldns_rr_list*, 3> lists = {ldns_pkt_answer(pkt), ldns_pkt_authority(pkt),
+                                                      ldns_pkt_additional(pkt)};
     for (std::size_t k = 0; k < 3; ++k) {
         for (std::size_t i = 0; i < ldns_rr_list_rr_count(lists[k]); ++i) {
             s.sections[k].push_back(flat(ldns_rr_list_rr(lists[k], i), false));
@@ -176,7 +177,7 @@ std::string compare(const Side& ours, const Side& theirs) {
     if (ours.questions != theirs.questions) {
         return "questions differ";
     }
-    static const char* kNames[] = {"answer", "authority", "additional"};
+    static constexpr std::array<const char*, 3> kNames = {"answer", "authority", "additional"};
     for (std::size_t k = 0; k < 3; ++k) {
         const auto& a = ours.sections[k];
         const auto& b = theirs.sections[k];

@@ -38,7 +38,10 @@ Name text_name(std::string_view text) {
     return n ? *n : Name{};
 }
 
-std::string label(std::size_t n, char c) { return std::string(n, c); }
+std::string label(std::size_t n, char c) {
+    // Parentheses, not braces: {n, c} would be the two characters n and c.
+    return std::string(n, c);  // NOLINT(modernize-return-braced-init-list)
+}
 
 // ---------------------------------------------------------------------------------------------
 // Name::from_text / to_text
@@ -75,7 +78,7 @@ TEST(NameFromText, Escapes) {
     EXPECT_EQ(dot->label_count(), 2U);
     EXPECT_EQ(dot->to_text(), "a\\.b.c.");
 
-    auto dec = Name::from_text("\\065bc.\\000\\255");
+    auto dec = Name::from_text(R"(\065bc.\000\255)");
     ASSERT_TRUE(dec);
     EXPECT_EQ(wire_of(*dec), (Bytes{3, 'A', 'b', 'c', 2, 0, 255, 0}));
     EXPECT_EQ(dec->to_text(), "Abc.\\000\\255.");

@@ -4,6 +4,7 @@
 // show that hits are really used and that a hit never lets a name past a limit.
 #include <gtest/gtest.h>
 
+#include <array>
 #include <cstdint>
 #include <optional>
 #include <random>
@@ -85,11 +86,12 @@ TEST(SuffixCacheCorpus, MutatedMessagesReadTheSameWithAndWithoutCache) {
         seeds.push_back(std::move(f.bytes));
     }
     std::mt19937 rng(20240601);  // fixed: failures must reproduce
-    constexpr std::uint8_t kInteresting[] = {0x00, 0x01, 0x3F, 0x40, 0x80, 0xC0, 0xC1, 0xFF, 0x0C};
+    constexpr std::array<std::uint8_t, 9> kInteresting = {0x00, 0x01, 0x3F, 0x40, 0x80,
+                                                          0xC0, 0xC1, 0xFF, 0x0C};
     std::size_t mutations = 0;
     // Rounds per fixture (query, large, pathological): the traces of the 240-record fixture are
     // long, so it gets fewer.
-    constexpr int kRounds[] = {2000, 1000, 150};
+    constexpr std::array<int, 3> kRounds = {2000, 1000, 150};
     for (std::size_t s = 0; s < seeds.size(); ++s) {
         const Bytes& seed = seeds[s];
         for (int round = 0; round < kRounds[s]; ++round) {

@@ -103,7 +103,7 @@ std::vector<Case> error_cases() {
             chain.push_back(static_cast<std::uint8_t>(target));
         }
         w.u8(0).rfields(static_cast<RrType>(65280), chain);
-        w.ptr(rdata + 2 * 127).rfields(RrType::a, Bytes{1, 2, 3, 4});
+        w.ptr(rdata + std::size_t{2} * 127).rfields(RrType::a, Bytes{1, 2, 3, 4});
         add("129 hops", w.take(), Errc::too_many_hops, rdata);
     }
     {  // 256 octets: 4 x 63-octet labels
