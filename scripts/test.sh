@@ -10,6 +10,7 @@
 #   layering  cmake/check_layering.py: no upward or same-layer #include between modules
 #   dev       cmake --workflow --preset dev          (Debug build, unit + integration tests)
 #   tidy      clang-tidy on src/**/*.cpp with build/dev/compile_commands.json, warnings as errors
+#   tidy_tests the same over tests/**/*.cpp (unit, fuzz and support sources)
 #   asan      cmake --workflow --preset asan         (unit + integration tests under ASan + UBSan)
 #   tsan      the daemon built with ThreadSanitizer (build/tsan), the integration tests against it:
 #             a data race makes the daemon exit 66, which fails the test that stops it
@@ -28,10 +29,12 @@
 #             tests/system/boot_test.sh (root, systemd-nspawn): the amd64 .deb installed over the
 #             same build packaged as version 0.0.1
 #   compare   bench/compare (dnsmoat beside libknot and ldns): agreement tests, benchmark smoke run
-# With no --only, every stage but dev and pi5 runs (that is CI): dev's tests are the asan stage's,
-# which runs each of them under the sanitizers, so CI does not build and run them a second time;
-# pi5 (a third full build) is run by hand when the Pi 5 build changes, to keep CI well inside
-# an hour on two cores.
+# With no --only, every stage but dev, tidy_tests and pi5 runs (that is .ci/run): dev's tests are
+# the asan stage's, which runs each of them under the sanitizers, so CI does not build and run
+# them a second time; pi5 (a third full build) is run by hand when the Pi 5 build changes, and
+# tidy_tests (about 5 minutes on two cores: GoogleTest's macros make each test file a large AST)
+# by the workflow's own job beside the main one, to keep .ci/run well inside an hour on two
+# cores.
 # dev is the quick loop before a commit: scripts/test.sh --only format,dev
 #
 # Options: --only dev,asan selects stages; --jobs N (default: nproc) for builds, ctest, tidy.
@@ -43,10 +46,10 @@ set -euo pipefail
 repo=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 cd "$repo"
 
-ALL_STAGES=(format layering dev tidy asan tsan fuzz aarch64 pi5 release soak package systemd compare)
+ALL_STAGES=(format layering dev tidy tidy_tests asan tsan fuzz aarch64 pi5 release soak package systemd compare)
 CI_STAGES=(format layering tidy asan tsan fuzz aarch64 release soak package systemd compare)
 declare -A STAGE_GROUPS=(
-    [format]="test" [layering]="build" [dev]="build test" [tidy]="build test" [asan]="build test" [tsan]="build test"
+    [format]="test" [layering]="build" [dev]="build test" [tidy]="build test" [tidy_tests]="build test" [asan]="build test" [tsan]="build test"
     [fuzz]="build fuzz" [aarch64]="build aarch64" [pi5]="build aarch64"
     [release]="build test bench" [soak]="build soak" [package]="build aarch64 package" [systemd]="package"
     [compare]="build test bench"
@@ -136,20 +139,24 @@ stage_layering() { python3 cmake/check_layering.py; }
 
 stage_dev() { cmake --workflow --preset dev; }
 
-stage_tidy() {
+tidy_over() { # clang-tidy, warnings as errors, over the .cpp files under the given dirs
     cmake --preset dev >/dev/null # compile_commands.json only: tidy reads sources, builds nothing
     local n
-    n=$(source_files src | grep -zE '\.cpp$' | tr -cd '\0' | wc -c)
+    n=$(source_files "$@" | grep -zE '\.cpp$' | tr -cd '\0' | wc -c)
     echo "clang-tidy $(clang-tidy --version | grep -oE '[0-9]+\.[0-9.]+' | head -n1): $n files," \
         "$jobs in parallel"
     ((n)) || return 0
     # Bounded: 20 minutes for the whole stage. "N warnings generated" is clang's noise on
     # system headers that the header filter already drops.
-    source_files src | grep -zE '\.cpp$' |
+    source_files "$@" | grep -zE '\.cpp$' |
         timeout 1200 xargs -0 -P "$jobs" -n 2 \
             clang-tidy -p build/dev --quiet --warnings-as-errors='*' 2>&1 |
         { grep -vE '^[0-9]+ warnings? (and [0-9]+ errors? )?generated\.$' || true; }
 }
+
+stage_tidy() { tidy_over src; }
+
+stage_tidy_tests() { tidy_over tests/unit tests/fuzz tests/support; }
 
 stage_asan() { cmake --workflow --preset asan; }
 
@@ -323,6 +330,7 @@ declare -A STAGE_DESC=(
     [layering]="module layering check"
     [dev]="dev preset: Debug build, unit + integration tests"
     [tidy]="clang-tidy over src/"
+    [tidy_tests]="clang-tidy over tests/"
     [asan]="asan preset: unit + integration tests under ASan + UBSan"
     [tsan]="tsan preset: the daemon under ThreadSanitizer, integration tests"
     [fuzz]="fuzz preset: clang-14 + libFuzzer, each target ${MOAT_FUZZ_SECONDS:-10}s"
