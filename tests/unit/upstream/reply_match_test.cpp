@@ -29,8 +29,8 @@ using wire::RrType;
 constexpr std::uint16_t kAnswerFlags = Header::kQr | Header::kRd | Header::kRa;
 
 const std::vector<std::uint8_t>& query() {
-    static const std::vector<std::uint8_t> kQ = make_query({.id = 0x1234});
-    return kQ;
+    static const std::vector<std::uint8_t> kQuery = make_query({.id = 0x1234});
+    return kQuery;
 }
 
 ReplyCheck check(const ReplySpec& spec) { return check_reply(query(), make_reply(query(), spec)); }
