@@ -61,15 +61,16 @@ tl::expected<void, EditFailure> ConfigStore::edit(const Change& change) const {
         return tl::unexpected(EditFailure{409, "the config file does not load, fix it first:\n" +
                                                    config::to_string(doc.error())});
     }
+    const config::Document before = *doc;
     if (auto failed = change(*doc)) {
         return tl::unexpected(*failed);
     }
     // Comments are collected from the text as it was, before the change: they go back above
-    // the lines they described.
+    // the lines they described, an entry's with the entry wherever the change moved it.
     const config::TomlComments comments = *syntax == config::Syntax::toml
                                               ? config::collect_toml_comments(*text)
                                               : config::TomlComments{};
-    return replace(config::render_document(*doc, *syntax, &comments));
+    return replace(config::render_document(*doc, *syntax, &comments, &before));
 }
 
 }  // namespace moat::app

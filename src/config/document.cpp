@@ -9,9 +9,12 @@
 #include <cerrno>
 #include <cmath>
 #include <cstdio>
+#include <optional>
 #include <sstream>
 #include <system_error>
+#include <vector>
 
+#include "entry_match.hpp"
 #include "readers.hpp"
 #include "toml_bare_key.hpp"
 
@@ -149,10 +152,21 @@ bool put_comments(std::ostream& out, const TomlComments* comments, const std::st
     return true;
 }
 
+/// `table`'s value under `key`, or null.
+const Document* member(const Document* table, const std::string& key) {
+    if (table == nullptr || !table->is_object()) {
+        return nullptr;
+    }
+    const auto it = table->find(key);
+    return it == table->end() ? nullptr : &*it;
+}
+
 /// A table's keys, then its tables and arrays of tables. `prefix` is its TOML path, `place` its
 /// place for the old file's comments (toml_comments.hpp), which tells entries of arrays apart.
+/// `before` is the same table before the change, or null: with it, an entry of an array of
+/// tables takes the place of the old entry it continues, so its comments follow it.
 void put_table(std::ostream& out, const Document& table, const std::string& prefix,
-               const TomlPlace& place, const TomlComments* comments) {
+               const TomlPlace& place, const TomlComments* comments, const Document* before) {
     for (const auto& [key, v] : table.items()) {
         if (v.is_null() || v.is_object() || is_table_array(v)) {
             continue;
@@ -172,16 +186,30 @@ void put_table(std::ostream& out, const Document& table, const std::string& pref
                 out << '\n';
             }
             out << "[" << path_of(prefix, key) << "]\n";
-            put_table(out, v, path_of(prefix, key), sub, comments);
+            put_table(out, v, path_of(prefix, key), sub, comments, member(before, key));
         } else if (is_table_array(v)) {
-            std::size_t n = 0;
-            for (const Document& item : v) {
-                const TomlPlace entry = place.key(key).entry(n++);
+            const Document* const old = member(before, key);
+            const bool has_old = old != nullptr && is_table_array(*old);
+            const auto match = has_old ? detail::match_entries(*old, v)
+                                       : std::vector<std::optional<std::size_t>>{};
+            for (std::size_t n = 0; n < v.size(); ++n) {
+                // Without the tree before the change, entries keep the blocks of their positions.
+                std::size_t at = n;
+                const Document* old_item = nullptr;
+                if (before != nullptr) {
+                    if (has_old && match[n]) {
+                        at = *match[n];
+                        old_item = &(*old)[at];
+                    } else {
+                        at = (has_old ? old->size() : 0) + n;  // added: no old block is its
+                    }
+                }
+                const TomlPlace entry = place.key(key).entry(at);
                 if (!put_comments(out, comments, entry.as_array_header())) {
                     out << '\n';
                 }
                 out << "[[" << path_of(prefix, key) << "]]\n";
-                put_table(out, item, path_of(prefix, key), entry, comments);
+                put_table(out, v[n], path_of(prefix, key), entry, comments, old_item);
             }
         }
     }
@@ -203,12 +231,13 @@ tl::expected<Document, ConfigErrors> read_document(std::string_view text, Syntax
     return to_document(*root);
 }
 
-std::string render_document(const Document& document, Syntax syntax, const TomlComments* comments) {
+std::string render_document(const Document& document, Syntax syntax, const TomlComments* comments,
+                            const Document* before) {
     if (syntax == Syntax::json) {
         return document.dump(2) + "\n";
     }
     std::ostringstream out;
-    put_table(out, document, "", TomlPlace{}, comments);
+    put_table(out, document, "", TomlPlace{}, comments, before);
     std::string text = out.str();
     if (!text.empty() && text.front() == '\n') {
         text.erase(0, 1);  // the separator before a first table

@@ -347,6 +347,31 @@ def test_lists_add_disable_remove_and_refresh(api_daemon, tmp_path):
     assert c.json("POST", "/api/lists/refresh", {})[0] == 202
 
 
+def test_a_list_keeps_its_comment_when_the_dashboard_edits_or_removes_lists(api_daemon, tmp_path):
+    # A note above each [[blocklists]] entry stays with its list, not with its position.
+    d = api_daemon
+    c = signed_in(d)
+    extra = write_file(tmp_path / "extra.txt", "www.a.test\n")
+    assert c.json("POST", "/api/lists", {"kind": "block", "name": "extra",
+                                         "path": str(extra)})[0] == 201
+    text = d.config_path.read_text()
+    ads_entry = '[[blocklists]]\nname = "ads"\n'
+    extra_entry = '[[blocklists]]\nname = "extra"\n'
+    assert ads_entry in text and extra_entry in text, text
+    d.config_path.write_text(text.replace(ads_entry, "# the ad list\n" + ads_entry)
+                             .replace(extra_entry, "# the kids' list\n" + extra_entry))
+    assert c.json("PATCH", "/api/lists/block/extra", {"enabled": False})[0] == 200
+    after_patch = d.config_path.read_text()
+    assert "# the ad list\n" + ads_entry in after_patch, after_patch
+    assert "# the kids' list\n" + extra_entry in after_patch, after_patch
+    assert c.json("DELETE", "/api/lists/block/ads")[0] == 204
+    after_delete = d.config_path.read_text()
+    assert "# the ad list" not in after_delete, after_delete
+    assert "# the kids' list\n" + extra_entry in after_delete, after_delete
+    assert [(l["name"], l.get("enabled", True)) for l in config_of(d)["blocklists"]] == [
+        ("extra", False)]
+
+
 def test_groups_are_created_edited_and_deleted(api_daemon):
     d = api_daemon
     c = signed_in(d)

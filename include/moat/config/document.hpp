@@ -27,9 +27,13 @@ tl::expected<Document, ConfigErrors> read_document(std::string_view text, Syntax
 
 /// The tree as a file of `syntax`: TOML with scalars first, then [tables] and [[arrays of
 /// tables]]; JSON indented by 2. Null values are left out. With `comments` (TOML only), the old
-/// file's comment blocks go back above their lines.
+/// file's comment blocks go back above their lines. With `before`, the tree the comments were
+/// collected from, an entry of an array of tables keeps the block of the entry it continues
+/// (the same entry, or the one it was edited from), wherever the change moved it; without it,
+/// each entry gets the block of the entry that had its position.
 [[nodiscard]] std::string render_document(const Document& document, Syntax syntax,
-                                          const TomlComments* comments = nullptr);
+                                          const TomlComments* comments = nullptr,
+                                          const Document* before = nullptr);
 
 /// Replaces `path` with `text`: a temporary file beside it, fsync, rename, fsync of the
 /// directory; with `keep_backup` the old file stays as `path`.bak. Keeps the old file's mode.

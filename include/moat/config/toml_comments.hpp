@@ -7,8 +7,9 @@
 // must not strip that.
 //
 // A line's place: its table's path and its key, with an array of tables' entries told apart by
-// their position ([[blocklists]] number 0, 1, ...). A block above a key the change removed goes
-// with it; one above the nth entry of an array of tables stays with the nth entry. Comments at
+// their position in the old file ([[blocklists]] number 0, 1, ...). A block above a key the
+// change removed goes with it; the renderer gives an entry of an array of tables the place of
+// the old entry it continues (entry_match.hpp), so its block follows it. Comments at
 // the end of a line (`mode = "null"  # ...`) and inside a value that spans lines (an array over
 // several lines) are not kept.
 #pragma once

@@ -134,9 +134,10 @@ template <typename Change>
 std::string edited(const std::string& text, Change change) {
     auto doc = read_document(text, Syntax::toml);
     EXPECT_TRUE(doc) << to_string(doc.error());
+    const Document before = *doc;
     change(*doc);
     const TomlComments comments = collect_toml_comments(text);
-    return render_document(*doc, Syntax::toml, &comments);
+    return render_document(*doc, Syntax::toml, &comments, &before);
 }
 
 /// Each comment line of `text` with the key (or header) of the first line below it that is not
@@ -267,14 +268,70 @@ TEST(TomlComments, EntriesOfArraysOfTablesKeepTheirOwnBlocks) {
         "x = 3\n";
     const std::string out = edited(text, [](Document&) {});
     EXPECT_EQ(out, text);
-    // Removing the first g: the blocks stay with the positions, as the file had them.
+    // Removing the first g: its blocks go with it, and b keeps its own, nested entries too.
     const std::string fewer = edited(text, [](Document& doc) { doc["g"].erase(0); });
-    EXPECT_NE(fewer.find("[[g]]\n# first g's name\nname = \"b\"\n# a's schedule\n[[g.s]]\n"
-                         "x = 2\n"),
+    // That is, b's part of the file exactly as it was.
+    EXPECT_EQ(fewer, text.substr(text.find("# the second g"))) << fewer;
+}
+
+TEST(TomlComments, AnEntryKeepsItsBlockWhenEditedOrWhenEntriesComeBeforeIt) {
+    const std::string text =
+        "# the ad list\n"
+        "[[blocklists]]\n"
+        "url = \"https://lists.example/ads.txt\"\n"
+        "enabled = true\n"
+        "\n"
+        "# the kids' list\n"
+        "[[blocklists]]\n"
+        "url = \"https://lists.example/kids.txt\"\n"
+        "enabled = true\n";
+    const auto blocks_by_line = [](const std::string& out) {
+        return comments_with_their_lines(out);
+    };
+    // Edited (as the dashboard's switch does): the kids' list keeps its block.
+    const std::string disabled =
+        edited(text, [](Document& doc) { doc["blocklists"][1]["enabled"] = false; });
+    EXPECT_EQ(blocks_by_line(disabled),
+              (std::vector<std::string>{"# the ad list -> [[blocklists]]",
+                                        "# the kids' list -> [[blocklists]]"}));
+    EXPECT_NE(disabled.find("# the kids' list\n[[blocklists]]\nurl = "
+                            "\"https://lists.example/kids.txt\"\nenabled = false\n"),
               std::string::npos)
-        << fewer;
-    EXPECT_EQ(fewer.find("# the second g"), std::string::npos) << fewer;
-    EXPECT_EQ(fewer.find("# b's second schedule"), std::string::npos) << fewer;
+        << disabled;
+    // A new first entry takes no block; the two old ones keep theirs.
+    const std::string added = edited(text, [](Document& doc) {
+        doc["blocklists"].insert(doc["blocklists"].begin(),
+                                 Document{{"url", "https://lists.example/new.txt"}});
+    });
+    EXPECT_NE(added.find("[[blocklists]]\nurl = \"https://lists.example/new.txt\"\n"
+                         "# the ad list\n[[blocklists]]\nurl = \"https://lists.example/ads.txt\""),
+              std::string::npos)
+        << added;
+    EXPECT_NE(added.find("# the kids' list\n[[blocklists]]\nurl = "
+                         "\"https://lists.example/kids.txt\""),
+              std::string::npos)
+        << added;
+    // Both removed and one added in one change: the new entry shares no value with them.
+    const std::string replaced = edited(text, [](Document& doc) {
+        doc["blocklists"] = Document::array({Document{{"url", "https://lists.example/new.txt"}}});
+    });
+    EXPECT_EQ(comment_lines(replaced), std::vector<std::string>{}) << replaced;
+}
+
+TEST(TomlComments, WithoutTheTreeBeforeTheChangeBlocksStayWithPositions) {
+    const std::string text =
+        "# first\n"
+        "[[g]]\n"
+        "name = \"a\"\n"
+        "\n"
+        "# second\n"
+        "[[g]]\n"
+        "name = \"b\"\n";
+    auto doc = read_document(text, Syntax::toml);
+    ASSERT_TRUE(doc);
+    (*doc)["g"].erase(0);
+    const TomlComments comments = collect_toml_comments(text);
+    EXPECT_EQ(render_document(*doc, Syntax::toml, &comments), "# first\n[[g]]\nname = \"b\"\n");
 }
 
 TEST(TomlComments, HeadersAndKeysAreFoundHoweverTheyAreSpelled) {
