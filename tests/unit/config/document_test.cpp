@@ -285,13 +285,10 @@ TEST(TomlComments, AnEntryKeepsItsBlockWhenEditedOrWhenEntriesComeBeforeIt) {
         "[[blocklists]]\n"
         "url = \"https://lists.example/kids.txt\"\n"
         "enabled = true\n";
-    const auto blocks_by_line = [](const std::string& out) {
-        return comments_with_their_lines(out);
-    };
     // Edited (as the dashboard's switch does): the kids' list keeps its block.
     const std::string disabled =
         edited(text, [](Document& doc) { doc["blocklists"][1]["enabled"] = false; });
-    EXPECT_EQ(blocks_by_line(disabled),
+    EXPECT_EQ(comments_with_their_lines(disabled),
               (std::vector<std::string>{"# the ad list -> [[blocklists]]",
                                         "# the kids' list -> [[blocklists]]"}));
     EXPECT_NE(disabled.find("# the kids' list\n[[blocklists]]\nurl = "
