@@ -29,7 +29,8 @@ void write_flight_key(std::span<const std::uint8_t> query, std::size_t route,
 }
 
 Flight::Flight(Forwarder& owner, asio::io_context& io, UdpPool& pool, EncryptedPool& encrypted,
-               std::shared_ptr<RouteState> route, std::size_t route_index, FlightSettings settings,
+               FlightDeadlines& deadlines, std::shared_ptr<RouteState> route,
+               std::size_t route_index, FlightSettings settings,
                std::span<const std::uint8_t> query, std::shared_ptr<FlightMemory> memory,
                RandomSource& random, std::shared_ptr<Stats> stats)
     : memory_(std::move(memory)),
@@ -37,14 +38,13 @@ Flight::Flight(Forwarder& owner, asio::io_context& io, UdpPool& pool, EncryptedP
       io_(io),
       pool_(pool),
       encrypted_(encrypted),
+      deadlines_(deadlines),
       route_(std::move(route)),
       settings_(settings),
       keyed_query_(query.size() + kRouteOctets, FlightAllocator(memory_.get())),
       random_(random),
       stats_(std::move(stats)),
       order_(FlightAllocator(memory_.get())),
-      total_timer_(io),
-      attempt_timer_(io),
       udp_(FlightAllocator(memory_.get())) {
     write_flight_key(query, route_index, keyed_query_);
 }
@@ -59,15 +59,18 @@ void Flight::start() {
     if (done_) {
         return;
     }
-    route_->order(settings_.strategy, random_, Clock::now(), order_);
-    total_timer_.expires_after(settings_.total_timeout);
-    total_timer_.async_wait(pooled([self = shared_from_this()](const std::error_code& ec) {
-        if (!ec && !self->done_) {
-            log::debug("upstream: total timeout for a query");
-            self->finish(false, {}, {});
-        }
-    }));
-    next_attempt();
+    const Clock::time_point now = Clock::now();
+    route_->order(settings_.strategy, random_, now, order_);
+    deadlines_.totals.arm(total_due_, now + settings_.total_timeout);
+    next_attempt(now);
+}
+
+void Flight::on_total_due() {
+    auto keep_alive = shared_from_this();  // finish() may drop the owner's reference
+    if (!done_) {
+        log::debug("upstream: total timeout for a query");
+        finish(false, {}, {});
+    }
 }
 
 std::vector<std::uint8_t> Flight::with_new_id() {
@@ -85,57 +88,60 @@ std::chrono::milliseconds Flight::attempt_delay(bool hedging) const {
     return std::clamp(delay, std::chrono::milliseconds{1}, settings_.timeout);
 }
 
-void Flight::arm_attempt_timer() {
-    const std::uint64_t generation = ++timer_generation_;
+void Flight::arm_attempt_deadline(Clock::time_point now) {
+    if (done_) {
+        return;
+    }
     // Under hedge the attempt keeps running when the delay passes; the next server is asked
     // beside it and the first good answer wins. The last server waits its whole timeout.
-    const bool hedging = settings_.strategy == Strategy::hedge && next_ < order_.size();
-    attempt_timer_.expires_after(attempt_delay(hedging));
-    attempt_timer_.async_wait(
-        pooled([self = shared_from_this(), generation, hedging](const std::error_code& ec) {
-            if (ec || self->done_ || generation != self->timer_generation_) {
-                return;
-            }
-            const std::string& text = self->route_->servers()[self->current_server_].text;
-            if (hedging) {
-                log::debug("upstream: {} is slow; asking the next server too", text);
-                self->route_->hedged(self->current_server_);
-                self->next_attempt();
-                return;
-            }
-            Stats::bump(self->stats_->timeouts);
-            log::debug("upstream: {} did not answer in time", text);
-            self->route_->timed_out(
-                self->current_server_, Clock::now(),
-                std::chrono::duration_cast<std::chrono::microseconds>(self->settings_.timeout));
-            self->next_attempt();
-        }));
+    attempt_hedging_ = settings_.strategy == Strategy::hedge && next_ < order_.size();
+    deadlines_.attempts.arm(attempt_due_, now + attempt_delay(attempt_hedging_));
 }
 
-void Flight::next_attempt() {
+void Flight::on_attempt_due() {
+    if (done_) {
+        return;
+    }
+    auto keep_alive = shared_from_this();  // the next attempt may finish the flight
+    const std::string& text = route_->servers()[current_server_].text;
+    const Clock::time_point now = Clock::now();
+    if (attempt_hedging_) {
+        log::debug("upstream: {} is slow; asking the next server too", text);
+        route_->hedged(current_server_);
+        next_attempt(now);
+        return;
+    }
+    Stats::bump(stats_->timeouts);
+    log::debug("upstream: {} did not answer in time", text);
+    route_->timed_out(current_server_, now,
+                      std::chrono::duration_cast<std::chrono::microseconds>(settings_.timeout));
+    next_attempt(now);
+}
+
+void Flight::next_attempt(Clock::time_point now) {
     while (!done_ && next_ < order_.size()) {
         const std::size_t server = order_[next_++];
         const bool started = route_->servers()[server].address.protocol == Protocol::udp
-                                 ? start_udp(server)
-                                 : start_encrypted(server);
+                                 ? start_udp(server, now)
+                                 : start_encrypted(server, now);
         if (started) {
             current_server_ = server;
-            arm_attempt_timer();
+            arm_attempt_deadline(now);
             return;
         }
-        route_->failed(server, Clock::now(), {});
+        route_->failed(server, now, {});
     }
     if (!done_) {
         finish(false, {}, {});  // every server tried
     }
 }
 
-bool Flight::start_udp(std::size_t server) {
+bool Flight::start_udp(std::size_t server, Clock::time_point now) {
     const ServerAddress& addr = route_->servers()[server].address;
     UdpAttempt& a = udp_.emplace_back(*this, server, FlightAllocator(memory_.get()));
     a.server = {to_asio(addr.address), addr.port};
     a.sent.assign(query().begin(), query().end());  // the pool writes the ID
-    a.started = Clock::now();
+    a.started = now;
     if (const std::error_code ec = pool_.send(a.server, a.sent, a, a.ticket)) {
         log::debug("upstream: cannot send to {}: {}", route_->servers()[server].text, ec.message());
         udp_.pop_back();
@@ -146,7 +152,7 @@ bool Flight::start_udp(std::size_t server) {
     return true;
 }
 
-bool Flight::start_encrypted(std::size_t server) {
+bool Flight::start_encrypted(std::size_t server, Clock::time_point now) {
     const std::shared_ptr<EncryptedUpstream> upstream =
         encrypted_.get(route_->servers()[server].address);
     if (!upstream) {
@@ -155,7 +161,7 @@ bool Flight::start_encrypted(std::size_t server) {
     std::vector<std::uint8_t> sent = with_new_id();
     Stats::bump(stats_->sent);
     route_->sent(server);
-    upstream->exchange(sent, [self = shared_from_this(), server, sent, started = Clock::now()](
+    upstream->exchange(sent, [self = shared_from_this(), server, sent, started = now](
                                  const std::string& error, std::span<const std::uint8_t> reply) {
         if (self->done_) {
             return;
@@ -227,7 +233,7 @@ void Flight::on_datagram(UdpAttempt& a, std::span<const std::uint8_t> reply,
             close(a);
             start_tcp(a.server_index);
             if (a.server_index == current_server_) {
-                arm_attempt_timer();
+                arm_attempt_deadline(Clock::now());
             }
             return;
         case ReplyCheck::error_rcode:
@@ -327,12 +333,12 @@ void Flight::on_tcp_reply(TcpAttempt& a) {
 
 void Flight::attempt_failed(std::size_t server, bool was_current) {
     // Penalised like a timeout, so `fastest` does not rank a failing server as unmeasured.
-    route_->failed(server, Clock::now(),
+    const Clock::time_point now = Clock::now();
+    route_->failed(server, now,
                    std::chrono::duration_cast<std::chrono::microseconds>(settings_.timeout));
     if (was_current) {
-        ++timer_generation_;  // the running timer belongs to the attempt that just ended
-        attempt_timer_.cancel();
-        next_attempt();
+        attempt_due_.disarm();  // it belonged to the attempt that just ended
+        next_attempt(now);
     }
 }
 
@@ -342,8 +348,8 @@ void Flight::finish(bool ok, std::span<const std::uint8_t> reply, const std::str
     }
     done_ = true;
     auto keep_alive = shared_from_this();
-    total_timer_.cancel();
-    attempt_timer_.cancel();
+    total_due_.disarm();
+    attempt_due_.disarm();
     for (UdpAttempt& a : udp_) {
         close(a);
     }

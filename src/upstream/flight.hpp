@@ -1,13 +1,11 @@
 // One question on its way upstream: the attempts on each server in turn (UDP, then TCP when the
-// answer was truncated), their timers, and the callers waiting for the answer.
+// answer was truncated), their deadlines, and the callers waiting for the answer.
 #pragma once
 
 #include <array>
-#include <asio/bind_allocator.hpp>
 #include <asio/io_context.hpp>
 #include <asio/ip/tcp.hpp>
 #include <asio/ip/udp.hpp>
-#include <asio/steady_timer.hpp>
 #include <chrono>
 #include <cstdint>
 #include <list>
@@ -19,6 +17,7 @@
 #include <string_view>
 #include <vector>
 
+#include "deadlines.hpp"
 #include "encrypted_pool.hpp"
 #include "flight_memory.hpp"
 #include "moat/upstream/forwarder.hpp"
@@ -41,6 +40,14 @@ struct FlightSettings {
     }
 };
 
+/// The forwarder's deadline lists (deadlines.hpp), one for each kind of a flight's deadline: in
+/// each, nearly every flight waits the same time, so a new deadline belongs at the end.
+struct FlightDeadlines {
+    explicit FlightDeadlines(asio::io_context& io) : attempts(io), totals(io) {}
+    Deadlines attempts;  ///< when the current server has had its time
+    Deadlines totals;    ///< when the whole question fails
+};
+
 /// The coalescing key of a query on a route: every octet of the query after the ID, then the
 /// route's number. Written into `out` (query.size() + kRouteOctets octets); flight_key() views it.
 void write_flight_key(std::span<const std::uint8_t> query, std::size_t route,
@@ -57,9 +64,10 @@ class Flight : public std::enable_shared_from_this<Flight> {
 public:
     /// `query` is at least a header long.
     Flight(Forwarder& owner, asio::io_context& io, UdpPool& pool, EncryptedPool& encrypted,
-           std::shared_ptr<RouteState> route, std::size_t route_index, FlightSettings settings,
-           std::span<const std::uint8_t> query, std::shared_ptr<FlightMemory> memory,
-           RandomSource& random, std::shared_ptr<Stats> stats);
+           FlightDeadlines& deadlines, std::shared_ptr<RouteState> route, std::size_t route_index,
+           FlightSettings settings, std::span<const std::uint8_t> query,
+           std::shared_ptr<FlightMemory> memory, RandomSource& random,
+           std::shared_ptr<Stats> stats);
 
     ~Flight();
     Flight(const Flight&) = delete;
@@ -101,6 +109,21 @@ private:
         Clock::time_point started;
         bool open = true;
     };
+    /// One of the flight's deadlines: calls a member of the flight when due.
+    class Due final : public Deadlines::Entry {
+    public:
+        Due(Flight& flight, void (Flight::*handler)()) : flight_(flight), handler_(handler) {}
+        Due(const Due&) = delete;
+        Due& operator=(const Due&) = delete;
+        Due(Due&&) = delete;
+        Due& operator=(Due&&) = delete;
+        ~Due() override = default;
+
+    private:
+        void on_due() override { (flight_.*handler_)(); }
+        Flight& flight_;
+        void (Flight::*handler_)();
+    };
     struct TcpAttempt {
         explicit TcpAttempt(asio::io_context& io) : socket(io) {}
         asio::ip::tcp::socket socket;
@@ -112,10 +135,10 @@ private:
         bool open = true;
     };
 
-    void next_attempt();
-    bool start_udp(std::size_t server);
+    void next_attempt(Clock::time_point now);
+    bool start_udp(std::size_t server, Clock::time_point now);
     /// DoT or DoH: the query goes out on the server's shared connection.
-    bool start_encrypted(std::size_t server);
+    bool start_encrypted(std::size_t server, Clock::time_point now);
     void on_encrypted_reply(std::size_t server, std::span<const std::uint8_t> sent,
                             std::span<const std::uint8_t> reply,
                             std::chrono::steady_clock::time_point started);
@@ -129,17 +152,14 @@ private:
     void start_tcp(std::size_t server);
     void on_tcp_reply(TcpAttempt& a);
     void attempt_failed(std::size_t server, bool was_current);
-    void arm_attempt_timer();
+    void arm_attempt_deadline(Clock::time_point now);
+    void on_attempt_due();
+    void on_total_due();
     std::vector<std::uint8_t> with_new_id();
     void finish(bool ok, std::span<const std::uint8_t> reply, const std::string& server);
     /// The query as the client's side sent it (its ID is rewritten per attempt).
     [[nodiscard]] std::span<const std::uint8_t> query() const noexcept {
         return std::span(keyed_query_).first(keyed_query_.size() - kRouteOctets);
-    }
-    /// `handler` with its Asio operation allocated from the pool.
-    template <typename Handler>
-    auto pooled(Handler handler) const {
-        return asio::bind_allocator(FlightAllocator(memory_.get()), std::move(handler));
     }
 
     /// First, so it is destroyed last: every member below allocates from it.
@@ -148,6 +168,7 @@ private:
     asio::io_context& io_;
     UdpPool& pool_;
     EncryptedPool& encrypted_;
+    FlightDeadlines& deadlines_;
     std::shared_ptr<RouteState> route_;
     FlightSettings settings_;
     /// write_flight_key()'s layout: the query, then the route. query() and key() view it.
@@ -158,10 +179,10 @@ private:
     std::vector<Callback> more_waiters_;  ///< callers that joined the first one's question
     std::pmr::vector<std::size_t> order_;
     std::size_t next_ = 0;            ///< next index into order_
-    std::size_t current_server_ = 0;  ///< server of the attempt the timer runs for
-    std::uint64_t timer_generation_ = 0;
-    asio::steady_timer total_timer_;
-    asio::steady_timer attempt_timer_;
+    std::size_t current_server_ = 0;  ///< server of the attempt whose deadline is armed
+    bool attempt_hedging_ = false;    ///< the armed attempt deadline is a hedge's delay
+    Due total_due_{*this, &Flight::on_total_due};
+    Due attempt_due_{*this, &Flight::on_attempt_due};
     /// A list: the pool holds each attempt's address until it is cancelled.
     std::pmr::list<UdpAttempt> udp_;
     std::vector<std::unique_ptr<TcpAttempt>> tcp_;

@@ -1,5 +1,6 @@
 #include "moat/upstream/forwarder.hpp"
 
+#include <asio/bind_allocator.hpp>
 #include <asio/post.hpp>
 
 #include "encrypted_pool.hpp"
@@ -37,7 +38,8 @@ Forwarder::Forwarder(asio::io_context& io, Options options)
       flights_(memory_.get()),
       stats_(std::make_shared<Stats>()),
       pool_(std::make_unique<UdpPool>(io, random_source(), stats_)),
-      encrypted_(std::make_unique<EncryptedPool>(io)) {
+      encrypted_(std::make_unique<EncryptedPool>(io)),
+      deadlines_(std::make_unique<FlightDeadlines>(io)) {
     if (const std::string error = encrypted_->configure(options_); !error.empty()) {
         log::error("upstream: {}; encrypted upstreams cannot be used", error);
     }
@@ -72,9 +74,10 @@ void Forwarder::forward(std::span<const std::uint8_t> query, std::size_t route, 
         asio::post(io_, [done = std::move(done)] { done(Result{}); });
         return;
     }
-    auto flight = std::allocate_shared<Flight>(
-        SharedPoolAllocator<Flight>(memory_), *this, io_, *pool_, *encrypted_, routes_[route],
-        route, FlightSettings::of(options_), query, memory_, random_source(), stats_);
+    auto flight = std::allocate_shared<Flight>(SharedPoolAllocator<Flight>(memory_), *this, io_,
+                                               *pool_, *encrypted_, *deadlines_, routes_[route],
+                                               route, FlightSettings::of(options_), query, memory_,
+                                               random_source(), stats_);
     flight->add_waiter(std::move(done));
     flights_.emplace(flight->key(), flight);
     asio::post(io_,

@@ -45,6 +45,7 @@ class RouteState;
 class Flight;
 class UdpPool;
 class EncryptedPool;
+struct FlightDeadlines;
 
 class Forwarder {
 public:
@@ -90,6 +91,8 @@ private:
     std::unique_ptr<UdpPool> pool_;  ///< the UDP sockets every query shares (udp_pool.hpp)
     /// The DoT and DoH servers with their connections (encrypted_pool.hpp).
     std::unique_ptr<EncryptedPool> encrypted_;
+    /// Every flight's attempt and total deadlines, one timer per kind (deadlines.hpp).
+    std::unique_ptr<FlightDeadlines> deadlines_;
 };
 
 }  // namespace moat::upstream
