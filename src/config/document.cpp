@@ -11,6 +11,7 @@
 #include <cstdio>
 #include <optional>
 #include <sstream>
+#include <string_view>
 #include <system_error>
 #include <vector>
 
@@ -139,17 +140,28 @@ bool is_table_array(const Document& v) {
     return true;
 }
 
-/// Writes the comment block a line had above it in the old file, if it had one; true if so.
-bool put_comments(std::ostream& out, const TomlComments* comments, const std::string& place) {
+/// The comment block a line had above it in the old file, or null.
+const std::string* comments_above(const TomlComments* comments, const std::string& place) {
     if (comments == nullptr) {
-        return false;
+        return nullptr;
     }
     const auto it = comments->above.find(place);
-    if (it == comments->above.end()) {
+    return it == comments->above.end() ? nullptr : &it->second;
+}
+
+/// Writes the comment block a line had above it in the old file, if it had one; true if so.
+bool put_comments(std::ostream& out, const TomlComments* comments, const std::string& place) {
+    const std::string* block = comments_above(comments, place);
+    if (block == nullptr) {
         return false;
     }
-    out << it->second;
+    out << *block;
     return true;
+}
+
+bool starts_with_blank_line(std::string_view block) {
+    const std::size_t first = block.find_first_not_of(" \t");
+    return first == std::string_view::npos || block[first] == '\n' || block[first] == '\r';
 }
 
 /// `table`'s value under `key`, or null.
@@ -196,16 +208,28 @@ void put_table(std::ostream& out, const Document& table, const std::string& pref
                 // Without the tree before the change, entries keep the blocks of their positions.
                 std::size_t at = n;
                 const Document* old_item = nullptr;
+                bool was_first = false;
                 if (before != nullptr) {
                     if (has_old && match[n]) {
                         at = *match[n];
                         old_item = &(*old)[at];
+                        was_first = at == 0;
                     } else {
                         at = (has_old ? old->size() : 0) + n;  // added: no old block is its
                     }
                 }
+                // The array's first entry, once others come before it, gets a blank line above
+                // its block if the block has none (at the top of a file it needed none), so it
+                // does not stick to the end of the entry now above it. Other blocks are written
+                // as they were: without a blank line where the file had none.
+                const bool first_now_follows = was_first && n > 0;
                 const TomlPlace entry = place.key(key).entry(at);
-                if (!put_comments(out, comments, entry.as_array_header())) {
+                if (const std::string* block = comments_above(comments, entry.as_array_header())) {
+                    if (first_now_follows && !starts_with_blank_line(*block)) {
+                        out << '\n';
+                    }
+                    out << *block;
+                } else {
                     out << '\n';
                 }
                 out << "[[" << path_of(prefix, key) << "]]\n";

@@ -295,12 +295,13 @@ TEST(TomlComments, AnEntryKeepsItsBlockWhenEditedOrWhenEntriesComeBeforeIt) {
                             "\"https://lists.example/kids.txt\"\nenabled = false\n"),
               std::string::npos)
         << disabled;
-    // A new first entry takes no block; the two old ones keep theirs.
+    // A new first entry takes no block; the two old ones keep theirs. The old first one's block
+    // had no blank line above it (it opened the file) and gets one below the new entry.
     const std::string added = edited(text, [](Document& doc) {
         doc["blocklists"].insert(doc["blocklists"].begin(),
                                  Document{{"url", "https://lists.example/new.txt"}});
     });
-    EXPECT_NE(added.find("[[blocklists]]\nurl = \"https://lists.example/new.txt\"\n"
+    EXPECT_NE(added.find("[[blocklists]]\nurl = \"https://lists.example/new.txt\"\n\n"
                          "# the ad list\n[[blocklists]]\nurl = \"https://lists.example/ads.txt\""),
               std::string::npos)
         << added;
@@ -313,6 +314,28 @@ TEST(TomlComments, AnEntryKeepsItsBlockWhenEditedOrWhenEntriesComeBeforeIt) {
         doc["blocklists"] = Document::array({Document{{"url", "https://lists.example/new.txt"}}});
     });
     EXPECT_EQ(comment_lines(replaced), std::vector<std::string>{}) << replaced;
+}
+
+TEST(TomlComments, BlocksKeepTheirSpacingAndTheFirstGetsABlankLineWhenNoLongerFirst) {
+    const std::string text =
+        "# a\n"
+        "[[g]]\n"
+        "name = \"a\"\n"
+        "# b\n"
+        "[[g]]\n"
+        "name = \"b\"\n"
+        "# c\n"
+        "[[g]]\n"
+        "name = \"c\"\n";
+    // The middle one removed: c's block stays as the file wrote it, without a blank line.
+    EXPECT_EQ(edited(text, [](Document& doc) { doc["g"].erase(1); }),
+              "# a\n[[g]]\nname = \"a\"\n# c\n[[g]]\nname = \"c\"\n");
+    // One added in front: a's block, which opened the file, is set off from the new entry.
+    EXPECT_EQ(edited(text,
+                     [](Document& doc) {
+                         doc["g"].insert(doc["g"].begin(), Document{{"name", "new"}});
+                     }),
+              "[[g]]\nname = \"new\"\n\n" + text);
 }
 
 TEST(TomlComments, WithoutTheTreeBeforeTheChangeBlocksStayWithPositions) {
