@@ -10,6 +10,10 @@ syscalls tracepoints (tracefs must be mounted: `mount -t tracefs nodev /sys/kern
 Loopback only.
 
   bench/local_cost.py --binary build/release/src/app/dnsmoat --responder ../shared/bench/echo_responder.c
+
+With --baseline OTHER_BINARY a second daemon of that build answers the same names beside them,
+interleaved with the other two: a change to the query path against the commit before it, in the
+same run.
 """
 
 import argparse
@@ -64,6 +68,7 @@ def main() -> int:
     ap.add_argument("--seconds", type=int, default=5)
     ap.add_argument("--reps", type=int, default=3)
     ap.add_argument("--syscalls", action="store_true")
+    ap.add_argument("--baseline", help="another dnsmoat binary, measured beside --binary")
     args = ap.parse_args()
     with tempfile.TemporaryDirectory(prefix="moat-localcost-") as tmp:
         work = Path(tmp)
@@ -74,6 +79,9 @@ def main() -> int:
                            check=True)
             responder = str(work / "echo_responder")
         daemon, daemon_port = local_daemon.start(args.binary, work, "d", "enabled = false")
+        baseline = None
+        if args.baseline:
+            baseline, baseline_port = local_daemon.start(args.baseline, work, "b", "enabled = false")
         echo_port = local_daemon.free_port()
         echo = subprocess.Popen([responder, str(echo_port)], stderr=subprocess.DEVNULL)
         time.sleep(0.3)
@@ -81,11 +89,13 @@ def main() -> int:
             for rep in range(args.reps):
                 order = [("dnsmoat", daemon.pid, daemon_port, args.syscalls),
                          ("responder", echo.pid, echo_port, False)]
+                if baseline is not None:
+                    order.insert(1, ("baseline", baseline.pid, baseline_port, args.syscalls))
                 for name, pid, port, syscalls in order if rep % 2 == 0 else reversed(order):
                     print(f"rep {rep + 1} {name:9} "
                           f"{measure(pid, port, queries, args.seconds, syscalls)}", flush=True)
         finally:
-            for proc in (daemon, echo):
+            for proc in (daemon, echo) if baseline is None else (daemon, baseline, echo):
                 proc.terminate()
                 proc.wait(timeout=30)
     return 0
