@@ -95,7 +95,8 @@ void Flight::arm_attempt_deadline(Clock::time_point now) {
     // Under hedge the attempt keeps running when the delay passes; the next server is asked
     // beside it and the first good answer wins. The last server waits its whole timeout.
     attempt_hedging_ = settings_.strategy == Strategy::hedge && next_ < order_.size();
-    deadlines_.attempts.arm(attempt_due_, now + attempt_delay(attempt_hedging_));
+    (attempt_hedging_ ? deadlines_.hedges : deadlines_.attempts)
+        .arm(attempt_due_, now + attempt_delay(attempt_hedging_));
 }
 
 void Flight::on_attempt_due() {

@@ -41,10 +41,13 @@ struct FlightSettings {
 };
 
 /// The forwarder's deadline lists (deadlines.hpp), one for each kind of a flight's deadline: in
-/// each, nearly every flight waits the same time, so a new deadline belongs at the end.
+/// each, nearly every flight waits the same time, so a new deadline belongs at the end. (Hedge
+/// delays, a few milliseconds, have a list of their own: in a list of full timeouts, each would
+/// be walked back past all of them to its place.)
 struct FlightDeadlines {
-    explicit FlightDeadlines(asio::io_context& io) : attempts(io), totals(io) {}
-    Deadlines attempts;  ///< when the current server has had its time
+    explicit FlightDeadlines(asio::io_context& io) : attempts(io), hedges(io), totals(io) {}
+    Deadlines attempts;  ///< when the current server has had its whole timeout
+    Deadlines hedges;    ///< when the next server is asked beside a slow one (strategy hedge)
     Deadlines totals;    ///< when the whole question fails
 };
 
