@@ -287,6 +287,14 @@ Decision Engine::answer_question(const wire::MessageView& view, const wire::Ques
     const Header& qh = view.header();
     const wire::Name qname = wire::Name::from_view(q.qname);
     const wire::Name lower = wire::Name::from_view_lower(q.qname);
+    // Valid for this query: nothing below reads snapshot_reader_ again.
+    const std::shared_ptr<const filter::Snapshot>& snapshot = snapshot_reader_.current();
+    // Every memory read of the blocklist and the cache starts as soon as its address is known,
+    // the first here: with a large list or cache they miss the CPU's caches, and the checks
+    // below (EDNS, local names) then run during their latency instead of before it. A local,
+    // refused or paused query wastes only the fetches.
+    filter::SuffixHashes hashes;  // not zeroed: prefetch() sets what match_hashed() reads
+    snapshot->prefetch(lower.wire().data(), hashes);
 
     ReplyTo to = reply_to_query(qh, q, qname, client.transport);
     auto edns = read_query_edns(view);
@@ -300,6 +308,27 @@ Decision Engine::answer_question(const wire::MessageView& view, const wire::Ques
     }
     if (wire::to_u16(q.qtype) == kAxfr || wire::to_u16(q.qtype) == kIxfr) {
         return respond(Outcome::notimp, write_empty(out, to, Rcode::notimp));
+    }
+
+    // The cache's first read (its key needs the DO bit).
+    const std::size_t group = groups_->group_of(client);
+    // read_query_edns() above walked every record, so the key needs no second walk.
+    cache::CacheKey key =
+        cache::CacheKey::of_lowered_question(view, q, lower.wire(), to.edns.dnssec_ok);
+    const GroupOptions& g = groups_->group(group);
+    if (g.cache_partition != 0) {
+        key = key.in_partition(g.cache_partition);
+    }
+    if (cache_) {
+        cache_->prefetch(key);
+    }
+    // Second round: the directory words have arrived during the EDNS walk and the key's making;
+    // the blocklist's keys and the cache's entry are fetched together, and the local tests run
+    // while they come (the keys were the one round left waiting, 2026-12-04).
+    filter::MatchProbes probes;  // not zeroed: probe() sets what match_probed() reads
+    snapshot->probe(hashes, probes);
+    if (cache_) {
+        cache_->prefetch_entry(key);
     }
 
     // localhost and its subdomains never leave this host (RFC 6761 §6.3).
@@ -326,37 +355,7 @@ Decision Engine::answer_question(const wire::MessageView& view, const wire::Ques
         case SpecialAnswer::none: break;
     }
 
-    // Valid for this query: nothing below reads snapshot_reader_ again.
-    const std::shared_ptr<const filter::Snapshot>& snapshot = snapshot_reader_.current();
-    const std::size_t group = groups_->group_of(client);
     const bool paused = blocking_paused(group);
-    // The blocklist's and the cache's first memory reads are started before either is used:
-    // with a large list or cache both miss the CPU's caches, and their latencies then overlap
-    // each other and the cache key's making.
-    filter::SuffixHashes hashes;  // not zeroed: prefetch() sets what match_hashed() reads
-    if (!paused) {
-        snapshot->prefetch(lower.wire().data(), hashes);
-    }
-    // read_query_edns() above walked every record, so the key needs no second walk.
-    cache::CacheKey key =
-        cache::CacheKey::of_lowered_question(view, q, lower.wire(), to.edns.dnssec_ok);
-    const GroupOptions& g = groups_->group(group);
-    if (g.cache_partition != 0) {
-        key = key.in_partition(g.cache_partition);
-    }
-    if (cache_) {
-        cache_->prefetch(key);
-    }
-    // Second round: the directory words arrive together with the cache's slot; the blocklist's
-    // keys and the cache's entry are then fetched together too, instead of the entry only after
-    // the verdict.
-    filter::MatchProbes probes;  // not zeroed: probe() sets what match_probed() reads
-    if (!paused) {
-        snapshot->probe(hashes, probes);
-    }
-    if (cache_) {
-        cache_->prefetch_entry(key);
-    }
     const filter::Verdict verdict =
         paused ? filter::Verdict{}
                : snapshot->match_probed(lower.wire().data(), hashes, probes,
