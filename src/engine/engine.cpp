@@ -292,7 +292,7 @@ Decision Engine::answer_question(const wire::MessageView& view, const wire::Ques
     // Every memory read of the blocklist and the cache starts as soon as its address is known,
     // the first here: with a large list or cache they miss the CPU's caches, and the checks
     // below (EDNS, local names) then run during their latency instead of before it. A local,
-    // refused or paused query wastes only the fetches.
+    // malformed or paused query wastes only the fetches.
     filter::SuffixHashes hashes;  // not zeroed: prefetch() sets what match_hashed() reads
     snapshot->prefetch(lower.wire().data(), hashes);
 
