@@ -45,7 +45,8 @@ NameHashSet NameHashSet::Builder::build(ListSets& sets) {
 }
 
 Columns NameHashSet::Builder::columns() noexcept {
-    return {keys_.data(), meta_.data(), keep_lines_ ? lines_.data() : nullptr};
+    return {keys_.data(), meta_.data(), keep_lines_ ? line_low_.data() : nullptr,
+            keep_lines_ ? line_high_.data() : nullptr};
 }
 
 NameHashSet::Builder::Sorting& NameHashSet::Builder::sorting(const char* step) {
@@ -106,17 +107,18 @@ NameHashSet NameHashSet::Builder::finish() {
     }
     sorting_.reset();
     meta_.truncate(kept);
-    lines_.truncate(kept);
+    line_low_.truncate(kept);
+    line_high_.truncate(kept);
     keys_.truncate(kept);
     // One column at a time gives back its tail (duplicates, and the room populated ahead).
     meta_.shrink_to_fit();
-    lines_.shrink_to_fit();
+    line_low_.shrink_to_fit();
+    line_high_.shrink_to_fit();
     keys_.reserve_one();  // room past the last key, which packed keys read as a whole word
     keys_.shrink_to_fit(sizeof(std::uint64_t));
     set.meta_ = std::move(meta_);
-    set.lines_ = std::move(lines_);
     const auto [keys, mapped] = keys_.release();
-    set.keys_ = PackedKeys(keys, mapped);  // the builder's columns are all empty now
+    set.keys_ = PackedKeys(keys, mapped);
 
     // The directory, from the sorted keys in the same pass that packs them, which gives back
     // pages of keys already read as the directory grows, so the two never hold more than the
@@ -140,11 +142,37 @@ NameHashSet NameHashSet::Builder::finish() {
         dir.push_back(static_cast<std::uint32_t>(kept));
     }
     dir.shrink_to_fit();  // reserve() mapped a power of two of bytes
+    // After the packing, which gave back 2 bytes an entry: the widening takes 1.
+    set.lines_ = widen_lines(kept);  // the builder's columns are all empty now
     move_to_huge_pages(set.keys_.address(0), set.keys_.mapped_bytes());
     move_to_huge_pages(set.meta_.data(), set.meta_.mapped_bytes() / sizeof(std::uint16_t));
     move_to_huge_pages(set.lines_.data(), set.lines_.mapped_bytes() / sizeof(std::uint32_t));
     move_to_huge_pages(dir.data(), dir.mapped_bytes() / sizeof(std::uint32_t));
     return set;
+}
+
+MappedArray<std::uint32_t> NameHashSet::Builder::widen_lines(std::size_t count) {
+    MappedArray<std::uint32_t> lines;
+    if (!keep_lines_) {
+        return lines;
+    }
+    lines.reserve(count);
+    // Pages given back every 65,536 entries (192 KiB of narrow columns): each call interrupts
+    // every core of a process that has run threads, so not for every page.
+    constexpr std::size_t kStep = std::size_t{1} << 16U;
+    for (std::size_t done = 0; done < count;) {
+        const std::size_t end = std::min(count, done + kStep);
+        for (std::size_t i = done; i < end; ++i) {
+            lines.push_back(line_of(i));
+        }
+        release(line_low_.data(), end);
+        release(line_high_.data(), end);
+        done = end;
+    }
+    line_low_ = MappedArray<std::uint16_t>();
+    line_high_ = MappedArray<std::uint8_t>();
+    lines.shrink_to_fit();  // the room populated ahead of the last value
+    return lines;
 }
 
 std::size_t NameHashSet::memory_bytes() const noexcept {

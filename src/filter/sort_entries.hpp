@@ -18,26 +18,29 @@ namespace moat::filter {
 /// The parallel arrays being sorted; one swap moves an entry in all of them.
 struct Columns {
     std::uint64_t* keys;
-    std::uint16_t* meta;   ///< list index | NameHashSet::kImportantBit
-    std::uint32_t* lines;  ///< null when line numbers are not kept
+    std::uint16_t* meta;      ///< list index | NameHashSet::kImportantBit
+    std::uint16_t* line_low;  ///< a line number's low 16 bits; null when lines are not kept
+    std::uint8_t* line_high;  ///< its bits 16-23; null when lines are not kept
 
     void swap(std::size_t a, std::size_t b) noexcept {
         std::swap(keys[a], keys[b]);
         std::swap(meta[a], meta[b]);
-        if (lines != nullptr) {
-            std::swap(lines[a], lines[b]);
+        if (line_low != nullptr) {
+            std::swap(line_low[a], line_low[b]);
+            std::swap(line_high[a], line_high[b]);
         }
     }
     /// Asks the CPU to fetch entry i (at most one past the last) for writing.
     void prefetch(std::size_t i) const noexcept {
         __builtin_prefetch(keys + i, 1);
         __builtin_prefetch(meta + i, 1);
-        if (lines != nullptr) {
-            __builtin_prefetch(lines + i, 1);
+        if (line_low != nullptr) {
+            __builtin_prefetch(line_low + i, 1);
+            __builtin_prefetch(line_high + i, 1);
         }
     }
     [[nodiscard]] std::uint32_t line(std::size_t i) const noexcept {
-        return lines == nullptr ? 0 : lines[i];
+        return line_low == nullptr ? 0 : line_low[i] | (std::uint32_t{line_high[i]} << 16U);
     }
     /// Sort order: hash, then the earliest list and line first (the one a duplicate keeps).
     [[nodiscard]] bool less(std::size_t a, std::size_t b) const noexcept {
@@ -52,8 +55,9 @@ struct Columns {
     void move(std::size_t from, std::size_t to) noexcept {
         keys[to] = keys[from];
         meta[to] = meta[from];
-        if (lines != nullptr) {
-            lines[to] = lines[from];
+        if (line_low != nullptr) {
+            line_low[to] = line_low[from];
+            line_high[to] = line_high[from];
         }
     }
 };

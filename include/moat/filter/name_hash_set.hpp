@@ -17,8 +17,9 @@
 // directory bits and an insertion sort per bucket). Duplicates are merged: the earliest
 // (list, line) keeps the line, the payload becomes the set of their lists (list_sets.hpp),
 // important bits are or-ed. Last, one pass packs the keys and writes the directory, whose pages
-// grow as the keys' pages are given back. The peak is the entries with full 8-byte keys, 14
-// bytes an entry, plus up to 16 KiB populated ahead in each array.
+// grow as the keys' pages are given back, and the line numbers, kept in 3 bytes while building,
+// are widened to 4 as the narrow columns' pages are given back. The peak is the entries with full
+// 8-byte keys, 13 bytes an entry, plus up to 16 KiB populated ahead in each array.
 //
 // Collisions: keys are full 64-bit hashes, with no text kept to confirm a hit. With n rules and a
 // query of k labels, a name in no list is wrongly matched with probability about k * n / 2^64:
@@ -42,6 +43,8 @@ struct Columns;  // sort_entries.hpp: the builder's columns as its sort sees the
 class NameHashSet {
 public:
     static constexpr std::uint32_t kNotFound = 0xFFFFFFFFU;
+    /// The largest line number kept: a builder holds 3 bytes of each (a rule past it gets 0).
+    static constexpr std::uint32_t kMaxLine = 0xFFFFFF;
     /// List indexes are 15 bits: the top bit of the list word is the important flag.
     static constexpr std::uint16_t kMaxList = 0x7FFF;
     /// The list word's top bit: the rule is important (it wins over allow rules).
@@ -155,8 +158,11 @@ public:
         keys_.reserve_one();
         meta_.reserve_one();
         if (keep_lines_) {
-            lines_.reserve_one();
-            lines_.append(line);
+            line_low_.reserve_one();
+            line_high_.reserve_one();
+            const std::uint32_t kept = line <= kMaxLine ? line : 0;
+            line_low_.append(static_cast<std::uint16_t>(kept));
+            line_high_.append(static_cast<std::uint8_t>(kept >> 16U));
         }
         keys_.append(hash);
         meta_.append(static_cast<std::uint16_t>(list | (important ? kImportantBit : 0U)));
@@ -189,7 +195,8 @@ public:
         keys_.reserve(total);
         meta_.reserve(total);
         if (keep_lines_) {
-            lines_.reserve(total);
+            line_low_.reserve(total);
+            line_high_.reserve(total);
         }
         for (Builder* other : others) {
             if (other->size() == 0) {
@@ -198,7 +205,8 @@ public:
             pad_to_page();
             keys_.absorb(std::move(other->keys_));
             meta_.absorb(std::move(other->meta_));
-            lines_.absorb(std::move(other->lines_));
+            line_low_.absorb(std::move(other->line_low_));
+            line_high_.absorb(std::move(other->line_high_));
         }
     }
 
@@ -226,11 +234,9 @@ public:
     NameHashSet finish();
 
 private:
-    /// Entries that fill whole pages in every column: the narrowest column (2-byte list words)
-    /// needs the most.
-    static std::size_t padding_step() noexcept {
-        return mapping::page_size() / sizeof(std::uint16_t);
-    }
+    /// Entries that fill whole pages in every column: the narrowest column (the lines' high
+    /// bytes) needs the most.
+    static std::size_t padding_step() noexcept { return mapping::page_size(); }
     /// Appends copies of the last entry until every column ends on a page boundary.
     void pad_to_page() {
         const std::size_t step = padding_step();
@@ -239,9 +245,16 @@ private:
         const std::uint16_t meta = meta_[n - 1];
         for (std::size_t i = n; i < padded; ++i) {
             add(keys_[n - 1], static_cast<std::uint16_t>(meta & kMaxList),
-                (meta & kImportantBit) != 0, keep_lines_ ? lines_[n - 1] : 0);
+                (meta & kImportantBit) != 0, keep_lines_ ? line_of(n - 1) : 0);
         }
     }
+
+    [[nodiscard]] std::uint32_t line_of(std::size_t i) const noexcept {
+        return line_low_[i] | (std::uint32_t{line_high_[i]} << 16U);
+    }
+    /// The set's column of line numbers, 4 bytes each, from the builder's two narrow ones,
+    /// whose pages are given back as they are read.
+    [[nodiscard]] MappedArray<std::uint32_t> widen_lines(std::size_t count);
 
     /// What spread() leaves for the sort's later steps (name_hash_set.cpp).
     struct Sorting;
@@ -253,7 +266,10 @@ private:
     bool keep_lines_;
     MappedArray<std::uint64_t> keys_;
     MappedArray<std::uint16_t> meta_;
-    MappedArray<std::uint32_t> lines_;
+    // Line numbers in two columns, 3 bytes an entry instead of 4: the build's peak is its
+    // columns with full 8-byte keys, and this is a seventh of it.
+    MappedArray<std::uint16_t> line_low_;
+    MappedArray<std::uint8_t> line_high_;
     std::unique_ptr<Sorting> sorting_;
 };
 

@@ -211,6 +211,33 @@ TEST(NameHashSet, WithoutLinesReportsLineZeroAndUsesLessMemory) {
               a.memory_bytes());
 }
 
+TEST(NameHashSet, LinesKeepTheirThreeBytesAndLinesPastThemAreZero) {
+    // A builder keeps a line number's low 16 bits and its next 8 apart: both must come back,
+    // order duplicates (the earliest line keeps the rule) and survive the sort's moves.
+    constexpr std::size_t kPlain = 20000;
+    const auto keys = random_keys(kPlain + 2, 21);
+    NameHashSet::Builder b(true);
+    const std::array<std::uint32_t, 6> lines = {
+        1, 0xFFFF, 0x10000, 0x123456, NameHashSet::kMaxLine, NameHashSet::kMaxLine + 1};
+    for (std::size_t i = 0; i < kPlain; ++i) {
+        b.add(keys[i], 1, false, lines[i % lines.size()]);
+    }
+    // Duplicates whose order the low 16 bits alone would get wrong.
+    b.add(keys[kPlain], 1, false, 0x20000);
+    b.add(keys[kPlain], 1, false, 0x1FFFF);
+    b.add(keys[kPlain + 1], 1, false, 0x30000);
+    b.add(keys[kPlain + 1], 1, false, 0x2FFFF);
+    b.add(keys[kPlain + 1], 1, false, 0x40001);
+    const NameHashSet set = b.build(scratch_sets());
+    ASSERT_EQ(set.size(), keys.size());
+    for (std::size_t i = 0; i < kPlain; ++i) {
+        const std::uint32_t want = lines[i % lines.size()];
+        ASSERT_EQ(set.line(set.find(keys[i])), want <= NameHashSet::kMaxLine ? want : 0U) << i;
+    }
+    EXPECT_EQ(set.line(set.find(keys[kPlain])), 0x1FFFFU);
+    EXPECT_EQ(set.line(set.find(keys[kPlain + 1])), 0x2FFFFU);
+}
+
 TEST(NameHashSet, ManyDuplicatesShrinkTheTables) {
     const auto keys = random_keys(1000, 11);
     NameHashSet::Builder b(true);
