@@ -1,5 +1,7 @@
 #include "moat/filter/name_hash_set.hpp"
 
+#include <algorithm>
+#include <bit>
 #include <memory>
 #include <stdexcept>
 #include <string>
@@ -15,6 +17,23 @@ namespace {
 /// Entries per piece of a sort, about: 0.9 MiB of columns, enough pieces for the threads of a
 /// load to share a table of 1,000,000 rules evenly (15), few enough to cost nothing apart.
 constexpr std::size_t kPieceEntries = std::size_t{1} << 16U;
+
+/// log2 of the directory's bucket count, a power of two: one bucket per 2-4 entries while the
+/// directory stays within 256 KiB (2^16 words, up to about 262,000 entries), then as many as
+/// that allows down to one per 8-16 entries. A lookup's first read is a directory word: at
+/// 1,000,000 rules a directory of 2^18 words (1 MiB) did not stay in the CPU's caches beside
+/// the keys, and a lookup often waited for memory twice. At 256 KiB it mostly hits, for a run of
+/// 8-16 keys (one or two cache lines, fetched in the same round as one key was) and a longer
+/// scan: filter suite p50 -13%, pipeline blocked -10% (docs/benchmarks.md, 2026-12-05). Below
+/// that size everything stays in cache anyway and the shorter scan wins.
+unsigned directory_bits(std::size_t entries) noexcept {
+    constexpr unsigned kCachedBits = 16;
+    const auto bits_for = [](std::size_t buckets) {
+        return static_cast<unsigned>(
+            std::countr_zero(std::bit_ceil(std::max<std::size_t>(buckets, 2))));
+    };
+    return std::max(bits_for(entries / 16), std::min(bits_for(entries / 4), kCachedBits));
+}
 
 }  // namespace
 
@@ -61,7 +80,7 @@ void NameHashSet::Builder::spread() {
     const std::size_t n = size();
     auto fresh = std::make_unique<Sorting>();
     if (n > 0) {
-        fresh->bits = directory_bits(n);
+        fresh->bits = sort_bits(n);
         Columns c = columns();
         fresh->coarse = spread_coarse(c, n, fresh->bits);
         // Whole coarse buckets, about kPieceEntries entries each.

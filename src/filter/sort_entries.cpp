@@ -54,7 +54,7 @@ void bucket_starts(const Columns& c, std::uint32_t begin, std::uint32_t end, std
 
 }  // namespace
 
-unsigned directory_bits(std::size_t entries) noexcept {
+unsigned sort_bits(std::size_t entries) noexcept {
     const std::size_t buckets = std::bit_ceil(std::max<std::size_t>(entries / 4, 2));
     return static_cast<unsigned>(std::countr_zero(buckets));
 }

@@ -62,9 +62,9 @@ struct Columns {
     }
 };
 
-/// log2 of the directory's bucket count: a power of two with 2-4 entries per bucket, at least
-/// two buckets.
-[[nodiscard]] unsigned directory_bits(std::size_t entries) noexcept;
+/// log2 of the sort's bucket count: a power of two with 2-4 entries per bucket, at least two
+/// buckets, so that the insertion sort of each bucket is short.
+[[nodiscard]] unsigned sort_bits(std::size_t entries) noexcept;
 
 /// The bits of a key the first pass spreads on (at most): 256 coarse buckets.
 inline constexpr unsigned kCoarseBits = 8;

@@ -4,17 +4,19 @@
 // Layout: the hashes sorted, in parallel arrays (keys; 2-byte list-and-flag; 4-byte line when
 // kept), plus a directory over the top `bits` of the hash: entries with top bits b sit in
 // [directory[b], directory[b + 1]). The directory has a power of two of buckets, one per 2-4
-// entries, so a lookup reads one directory word and then one short run of keys (usually one
-// cache line), and a miss stops at the first larger key. The keys are stored without the top
-// bits the directory gives (packed_keys.hpp): 6 bytes each from about 130,000 entries, 7 from
-// about 500, 8 below.
-// No load factor is wasted: about 13 bytes per entry with line numbers at 1,000,000 (6 + 2 + 4 +
-// 1-2 for the directory), 9 without.
+// entries up to 2^16 buckets (256 KiB, about 262,000 entries), then as few as keep it there, down
+// to one per 8-16 entries (name_hash_set.cpp): a directory that stays in the CPU's caches spares
+// a lookup one wait for memory. A lookup reads one directory word and then one run of keys (one
+// or two cache lines, fetched at once), and a miss stops at the first larger key. The keys are
+// stored without the top bits the directory gives (packed_keys.hpp): 6 bytes each from about
+// 130,000 entries, 7 from about 500, 8 below.
+// No load factor is wasted: about 12.3 bytes per entry with line numbers at 1,000,000 (6 + 2 +
+// 4 + 0.26 for the directory), 8.3 without.
 //
 // Building (Builder) keeps memory to one copy: entries are appended to the same parallel arrays
 // the set keeps, each in its own mapping grown in place (mapped_array.hpp: no copy, no second
 // array, no page moved), then sorted in place (sort_entries.hpp: American-flag radix passes on the
-// directory bits and an insertion sort per bucket). Duplicates are merged: the earliest
+// top bits and an insertion sort per bucket of 2-4). Duplicates are merged: the earliest
 // (list, line) keeps the line, the payload becomes the set of their lists (list_sets.hpp),
 // important bits are or-ed. Last, one pass packs the keys and writes the directory, whose pages
 // grow as the keys' pages are given back, and the line numbers, kept in 3 bytes while building,
@@ -78,21 +80,23 @@ public:
         std::uint32_t begin;
         std::uint32_t end;
     };
-    /// Reads the directory for `hash` and asks the CPU to fetch the first of its keys, and the
-    /// list and line words beside them.
+    /// Reads the directory for `hash` and asks the CPU to fetch its run of keys, and the list
+    /// and line words beside them.
     [[nodiscard]] Probe probe(std::uint64_t hash) const noexcept {
         if (directory_.empty()) {
             return {0, 0};
         }
         const std::size_t bucket = bucket_of(hash);
         const Probe p{directory_[bucket], directory_[bucket + 1]};
-        __builtin_prefetch(keys_.address(p.begin));
         if (p.begin < p.end) {
-            // The payload of a match too, in the same round as the keys: a blocked verdict
-            // reads its list and line, which otherwise wait for the key compare.
-            __builtin_prefetch(&meta_[p.begin]);
+            // The whole run (8-16 keys, one or two cache lines), and the payload of a match in
+            // the same round: a blocked verdict reads its list and line, which would otherwise
+            // wait for the key compare.
+            // A key is read as a whole word (packed_keys.hpp).
+            prefetch_span(keys_.address(p.begin), keys_.address(p.end - 1) + sizeof(std::uint64_t));
+            prefetch_span(&meta_[p.begin], &meta_[p.end - 1] + 1);
             if (!lines_.empty()) {
-                __builtin_prefetch(&lines_[p.begin]);
+                prefetch_span(&lines_[p.begin], &lines_[p.end - 1] + 1);
             }
         }
         return p;
@@ -129,6 +133,18 @@ public:
     [[nodiscard]] std::size_t memory_bytes() const noexcept;
 
 private:
+    /// Asks the CPU to fetch every cache line of [first, last), which is not empty.
+    template <typename T>
+    static void prefetch_span(const T* first, const T* last) noexcept {
+        constexpr std::ptrdiff_t kLine = 64;
+        const auto* at = reinterpret_cast<const char*>(first);
+        const auto* end = reinterpret_cast<const char*>(last);
+        for (; at < end; at += kLine) {
+            __builtin_prefetch(at);
+        }
+        __builtin_prefetch(end - 1);  // the last line, when the steps from `first` skip it
+    }
+
     [[nodiscard]] std::size_t bucket_of(std::uint64_t hash) const noexcept {
         // shift_ is at most 63: a set has at least two buckets.
         return static_cast<std::size_t>(hash >> shift_);
