@@ -89,10 +89,9 @@ public:
         const std::size_t bucket = bucket_of(hash);
         const Probe p{directory_[bucket], directory_[bucket + 1]};
         if (p.begin < p.end) {
-            // The whole run (8-16 keys, one or two cache lines), and the payload of a match in
-            // the same round: a blocked verdict reads its list and line, which would otherwise
-            // wait for the key compare.
-            // A key is read as a whole word (packed_keys.hpp).
+            // The whole run (8-16 keys, one or two cache lines; each key is read as a whole
+            // word, packed_keys.hpp), and the payload of a match in the same round: a blocked
+            // verdict reads its list and line, which would otherwise wait for the key compare.
             prefetch_span(keys_.address(p.begin), keys_.address(p.end - 1) + sizeof(std::uint64_t));
             prefetch_span(&meta_[p.begin], &meta_[p.end - 1] + 1);
             if (!lines_.empty()) {
