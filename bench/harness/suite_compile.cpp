@@ -224,8 +224,8 @@ void run_compile(const Options& options, Report& report) {
                static_cast<unsigned long long>(last.entries), lines,
                static_cast<unsigned long long>(last.invalid), last.name_rules,
                to_mib(static_cast<double>(text_bytes))));
-    // The builder's columns: an 8-byte key, a 2-byte list and a 4-byte line per rule.
-    constexpr std::size_t kBuilderBytesPerRule = 14;
+    // The builder's columns: an 8-byte key, a 2-byte list and a 3-byte line per rule.
+    constexpr std::size_t kBuilderBytesPerRule = 13;
     report_write_floor(report, "the builder's columns for these rules",
                        static_cast<std::size_t>(last.entries) * kBuilderBytesPerRule);
     for (const auto& [m, how] : {std::pair{&declared, "declared"}, {&detected, "detected"}}) {

@@ -6,7 +6,7 @@
 //   c.close_list(*list);                                      // flushes the last line
 //   auto snapshot = std::move(c).build();                     // shared_ptr<const Snapshot>
 //
-// Lines are parsed as they arrive (line_parser.hpp) and only their rules are kept (14 bytes per
+// Lines are parsed as they arrive (line_parser.hpp) and only their rules are kept (13 bytes per
 // name rule until build(), which sorts them in place), so the raw text of a list is never held
 // whole. Bad lines are counted in the list's ListStats and never stop a load; build() fails only
 // when the compiled form cannot be made (too many lists, RE2 out of its memory budget), and then
