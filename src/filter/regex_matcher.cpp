@@ -6,13 +6,14 @@ namespace moat::filter {
 namespace {
 
 std::atomic<std::uint64_t> next_matcher_id{1};
-thread_local std::uint64_t set_searches = 0;
+// Calls of any_rule_matches(), screened or not (RegexMemo's tests count what the memo saves).
+thread_local std::uint64_t searches = 0;
 
 }  // namespace
 
 RegexMatcher::RegexMatcher() : id_(next_matcher_id.fetch_add(1, std::memory_order_relaxed)) {}
 
-std::uint64_t RegexMatcher::searches_on_this_thread() noexcept { return set_searches; }
+std::uint64_t RegexMatcher::searches_on_this_thread() noexcept { return searches; }
 
 re2::RE2::Options RegexMatcher::options() {
     re2::RE2::Options o;
@@ -26,11 +27,15 @@ bool RegexMatcher::compile() {
         return true;
     }
     set_ = std::make_unique<re2::RE2::Set>(options(), re2::RE2::UNANCHORED);
+    std::vector<std::string> patterns;
+    patterns.reserve(rules_.size());
     for (const Rule& r : rules_) {
         if (set_->Add(r.re->pattern(), nullptr) < 0) {
             return false;
         }
+        patterns.push_back(r.re->pattern());
     }
+    screen_ = AtomScreen::of(patterns, options());
     return set_->Compile();
 }
 
@@ -38,7 +43,10 @@ bool RegexMatcher::any_rule_matches(std::string_view text) const noexcept {
     if (!set_) {
         return false;
     }
-    ++set_searches;
+    ++searches;
+    if (!screen_.may_match(text)) {
+        return false;
+    }
     return set_->Match(re2::StringPiece(text.data(), text.size()), nullptr);
 }
 
@@ -71,6 +79,7 @@ std::size_t RegexMatcher::memory_bytes() const noexcept {
     if (set_) {
         bytes += rules_.size() * 64U;  // rough: the set's own program (not exposed by RE2)
     }
+    bytes += sizeof(AtomScreen) + screen_.memory_bytes();
     return bytes;
 }
 

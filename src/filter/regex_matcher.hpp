@@ -1,9 +1,10 @@
 // A group of RE2 regex rules (all block or all allow) matched at once through re2::RE2::Set.
 //
 // The set says whether any rule matches in one linear-time pass; only then are the individual
-// rules tried to find which one (and whether an $important one did). Immutable after compile();
-// matching is safe from many threads (RE2 guarantees it) and does not allocate once RE2's DFA
-// cache is warm.
+// rules tried to find which one (and whether an $important one did). Before the set, an
+// AtomScreen turns away names that hold none of the literal text the rules need. Immutable after
+// compile(); matching is safe from many threads (RE2 guarantees it) and does not allocate once
+// RE2's DFA cache is warm.
 #pragma once
 
 #include <re2/re2.h>
@@ -16,6 +17,7 @@
 #include <string_view>
 #include <vector>
 
+#include "atom_screen.hpp"
 #include "moat/filter/list_sets.hpp"
 
 namespace moat::filter {
@@ -37,10 +39,11 @@ public:
 
     /// Takes a compiled, valid rule.
     void add(Rule rule) { rules_.push_back(std::move(rule)); }
-    /// Builds the set. False when RE2 cannot (memory budget exceeded).
+    /// Builds the set and the screen. False when RE2 cannot (memory budget exceeded).
     bool compile();
 
-    /// Whether some rule matches `text`, whatever the selection: one search of the set.
+    /// Whether some rule matches `text`, whatever the selection: the screen, then when it
+    /// passes the text, one search of the set.
     [[nodiscard]] bool any_rule_matches(std::string_view text) const noexcept;
     /// Once any_rule_matches() said yes: the index of the matching rule (an important one when
     /// several match) among the rules of the lists `selection` marks (null: all), or kNone. The
@@ -49,8 +52,10 @@ public:
                                          const ListSelection* selection) const noexcept;
     /// Unique among the matchers this process has made (RegexMemo's keys use it).
     [[nodiscard]] std::uint64_t id() const noexcept { return id_; }
-    /// Searches of the set this thread has made: lets a test see a remembered name skip one.
+    /// Calls of any_rule_matches() on this thread: lets a test see a remembered name skip one.
     [[nodiscard]] static std::uint64_t searches_on_this_thread() noexcept;
+    /// The screen compile() made (passing everything before it).
+    [[nodiscard]] const AtomScreen& screen() const noexcept { return screen_; }
 
     [[nodiscard]] const Rule& rule(std::size_t i) const noexcept { return rules_[i]; }
     [[nodiscard]] std::size_t size() const noexcept { return rules_.size(); }
@@ -60,6 +65,7 @@ public:
 private:
     std::vector<Rule> rules_;
     std::unique_ptr<re2::RE2::Set> set_;
+    AtomScreen screen_;
     std::uint64_t id_;
 };
 

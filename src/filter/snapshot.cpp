@@ -1,6 +1,7 @@
 #include "moat/filter/snapshot.hpp"
 
 #include <array>
+#include <cstring>
 
 #include "moat/filter/name_hash.hpp"
 #include "regex_matcher.hpp"
@@ -133,17 +134,19 @@ Verdict decide(const NameHashSet& exact, const NameHashSet& subtree, const Suffi
 
 /// Dotted lower-case text of a wire name, without trailing dot ("" for the root).
 std::string_view dotted(const std::uint8_t* wire, std::array<char, 256>& buf) noexcept {
-    std::size_t n = 0;
-    std::size_t at = 0;
-    while (wire[at] != 0) {
-        if (n != 0) {
-            buf[n++] = '.';
-        }
-        const std::size_t len = wire[at];
-        for (std::size_t i = 0; i < len; ++i) {
-            buf[n++] = static_cast<char>(wire[at + 1 + i]);
-        }
-        at += 1 + len;
+    // The text is the wire form after its first length octet, with the later length octets
+    // turned into dots: one copy, then a dot per label (not a loop over every octet).
+    std::size_t root = 0;
+    while (wire[root] != 0) {
+        root += 1U + wire[root];
+    }
+    if (root == 0) {
+        return {};
+    }
+    const std::size_t n = root - 1;
+    std::memcpy(buf.data(), wire + 1, n);
+    for (std::size_t at = 1U + wire[0]; at < root; at += 1U + wire[at]) {
+        buf[at - 1] = '.';
     }
     return {buf.data(), n};
 }
