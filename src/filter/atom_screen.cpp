@@ -85,15 +85,16 @@ bool AtomScreen::may_match(std::string_view text) const noexcept {
     }
     // One pass: the octets seen are or-ed together to tell at the end whether all were ASCII.
     const auto* const octets = reinterpret_cast<const unsigned char*>(text.data());
-    unsigned seen = 0;
-    for (std::size_t at = 0; at + 1 < text.size(); ++at) {
+    const std::size_t n = text.size();
+    if (n == 0) {
+        return false;
+    }
+    unsigned seen = octets[n - 1];
+    for (std::size_t at = 0; at + 1 < n; ++at) {
         seen |= octets[at];
         if (pair_starts_atom(pair_at(octets, at)) && atom_at(text, at)) {
             return true;
         }
-    }
-    if (!text.empty()) {
-        seen |= octets[text.size() - 1];
     }
     return (seen & 0x80U) != 0;
 }

@@ -57,8 +57,10 @@ private:
     void mark_first_pair(unsigned pair) noexcept {
         first_pairs_[pair / 64] |= std::uint64_t{1} << (pair % 64);
     }
-    /// Whether an atom starting with the pair at `text[at]` occurs there.
-    [[nodiscard]] bool atom_at(std::string_view text, std::size_t at) const noexcept;
+    /// Whether an atom starting with the pair at `text[at]` occurs there. Out of line: the scan
+    /// rarely gets here, and inlined it takes the registers the scan's loop needs.
+    [[nodiscard]] [[gnu::noinline]] bool atom_at(std::string_view text,
+                                                 std::size_t at) const noexcept;
 
     bool passes_everything_ = true;
     std::vector<std::string> atoms_;
