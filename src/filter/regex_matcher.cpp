@@ -26,16 +26,22 @@ bool RegexMatcher::compile() {
     if (rules_.empty()) {
         return true;
     }
-    set_ = std::make_unique<re2::RE2::Set>(options(), re2::RE2::UNANCHORED);
     std::vector<std::string> patterns;
     patterns.reserve(rules_.size());
     for (const Rule& r : rules_) {
-        if (set_->Add(r.re->pattern(), nullptr) < 0) {
-            return false;
-        }
         patterns.push_back(r.re->pattern());
     }
+    // The screen first: RE2's analysis compiles every rule once more and frees it all again,
+    // and the set's parse and compile below can reuse that memory. Some of it stays with the
+    // allocator all the same: VmRSS after loading the bench's 1,000,000 names and 32 rules is
+    // about 0.2 MiB higher than without the screen (16.9 -> 17.1 MiB).
     screen_ = AtomScreen::of(patterns, options());
+    set_ = std::make_unique<re2::RE2::Set>(options(), re2::RE2::UNANCHORED);
+    for (const std::string& pattern : patterns) {
+        if (set_->Add(pattern, nullptr) < 0) {
+            return false;
+        }
+    }
     return set_->Compile();
 }
 
