@@ -3,6 +3,7 @@
 #include <re2/filtered_re2.h>
 
 #include <algorithm>
+#include <array>
 
 #include "moat/core/ascii.hpp"
 
@@ -65,6 +66,7 @@ AtomScreen AtomScreen::of(const std::vector<std::string>& patterns,
     }
     std::sort(atoms.begin(), atoms.end());
     // Each atom's first pair in every case, so that the scan need not lower the text.
+    screen.first_pairs_.assign(kPairWords, 0);
     for (const std::string& atom : atoms) {
         const auto first = static_cast<unsigned char>(atom[0]);
         const auto second = static_cast<unsigned char>(atom[1]);
@@ -123,11 +125,12 @@ bool AtomScreen::atom_at(std::string_view text, std::size_t at) const noexcept {
 }
 
 std::size_t AtomScreen::memory_bytes() const noexcept {
-    std::size_t bytes = atoms_.capacity() * sizeof(std::string);
+    std::size_t bytes =
+        first_pairs_.capacity() * sizeof(std::uint64_t) + atoms_.capacity() * sizeof(std::string);
     for (const std::string& atom : atoms_) {
         bytes += atom.size();
     }
-    return bytes;  // the pair bits are in sizeof(AtomScreen), which its owner counts
+    return bytes;
 }
 
 }  // namespace moat::filter

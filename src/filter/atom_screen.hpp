@@ -17,7 +17,6 @@
 
 #include <re2/re2.h>
 
-#include <array>
 #include <cstddef>
 #include <cstdint>
 #include <string>
@@ -42,7 +41,7 @@ public:
     [[nodiscard]] bool passes_everything() const noexcept { return passes_everything_; }
     /// The literal strings screened for, lower case, sorted (empty when passing everything).
     [[nodiscard]] const std::vector<std::string>& atoms() const noexcept { return atoms_; }
-    [[nodiscard]] std::size_t memory_bytes() const noexcept;
+    [[nodiscard]] std::size_t memory_bytes() const noexcept;  ///< heap octets held
 
 private:
     /// Atoms shorter than this make their rule unscreened (FilteredRE2's min_atom_len).
@@ -64,7 +63,9 @@ private:
 
     bool passes_everything_ = true;
     std::vector<std::string> atoms_;
-    std::array<std::uint64_t, kPairWords> first_pairs_{};
+    /// kPairWords words once the screen screens, empty while it passes everything (an empty
+    /// group of rules costs no 8 KiB).
+    std::vector<std::uint64_t> first_pairs_;
 };
 
 }  // namespace moat::filter

@@ -85,7 +85,7 @@ std::size_t RegexMatcher::memory_bytes() const noexcept {
     if (set_) {
         bytes += rules_.size() * 64U;  // rough: the set's own program (not exposed by RE2)
     }
-    bytes += sizeof(AtomScreen) + screen_.memory_bytes();
+    bytes += screen_.memory_bytes();
     return bytes;
 }
 
