@@ -3,7 +3,8 @@
 #include <re2/filtered_re2.h>
 
 #include <algorithm>
-#include <array>
+#include <bit>
+#include <utility>
 
 #include "moat/core/ascii.hpp"
 
@@ -24,6 +25,15 @@ namespace {
     return static_cast<unsigned>(text[at]) | (static_cast<unsigned>(text[at + 1]) << 8U);
 }
 
+/// Four octets of `text` from `at`, lower case, the first in the low byte.
+[[nodiscard]] std::uint32_t key_at(std::string_view text, std::size_t at) noexcept {
+    std::uint32_t key = 0;
+    for (std::size_t i = 0; i < 4; ++i) {
+        key |= lower_at(text, at + i) << (8U * i);
+    }
+    return key;
+}
+
 /// An ASCII letter's other case; any other octet itself.
 [[nodiscard]] unsigned other_case(unsigned c) noexcept {
     if (c >= 'a' && c <= 'z') {
@@ -33,6 +43,10 @@ namespace {
         return c - 'A' + 'a';
     }
     return c;
+}
+
+[[nodiscard]] std::size_t hash_of(std::uint32_t key, std::size_t mask) noexcept {
+    return static_cast<std::size_t>((std::uint64_t{key} * 0x9E3779B97F4A7C15ULL) >> 32U) & mask;
 }
 
 }  // namespace
@@ -64,21 +78,85 @@ AtomScreen AtomScreen::of(const std::vector<std::string>& patterns,
             return screen;
         }
     }
-    std::sort(atoms.begin(), atoms.end());
-    // Each atom's first pair in every case, so that the scan need not lower the text.
-    screen.first_pairs_.assign(kPairWords, 0);
-    for (const std::string& atom : atoms) {
-        const auto first = static_cast<unsigned char>(atom[0]);
-        const auto second = static_cast<unsigned char>(atom[1]);
-        for (const unsigned a : {unsigned{first}, other_case(first)}) {
-            for (const unsigned b : {unsigned{second}, other_case(second)}) {
-                screen.mark_first_pair(a | (b << 8U));
-            }
+    // RE2 gives them lower case; the tables and the compare with a lowered text rely on it.
+    for (std::string& atom : atoms) {
+        for (char& c : atom) {
+            c = static_cast<char>(ascii_lower(static_cast<std::uint8_t>(c)));
         }
+    }
+    std::sort(atoms.begin(), atoms.end());
+    atoms.erase(std::unique(atoms.begin(), atoms.end()), atoms.end());
+    screen.first_pairs_.assign(kPairWords, 0);
+    // Room for every atom's prefix at most half full: probes stay short.
+    screen.prefixes_.resize(std::bit_ceil(std::max<std::size_t>(16, atoms.size() * 2)));
+    std::vector<std::pair<std::uint32_t, std::string>> longer;
+    for (const std::string& atom : atoms) {
+        screen.add(atom, longer);
+    }
+    // The longer atoms grouped by prefix, each group's range kept in its slot.
+    std::sort(longer.begin(), longer.end());
+    for (auto& [key, atom] : longer) {
+        Prefix& p = screen.slot(key);
+        if (p.count == 0) {
+            p.first = static_cast<std::uint32_t>(screen.longer_.size());
+        }
+        ++p.count;
+        screen.longer_.push_back(std::move(atom));
     }
     screen.atoms_ = std::move(atoms);
     screen.passes_everything_ = false;
     return screen;
+}
+
+void AtomScreen::mark_pair(std::vector<std::uint64_t>& bits, unsigned char a, unsigned char b) {
+    for (const unsigned first : {unsigned{a}, other_case(a)}) {
+        for (const unsigned second : {unsigned{b}, other_case(b)}) {
+            const unsigned pair = first | (second << 8U);
+            bits[pair / 64] |= std::uint64_t{1} << (pair % 64);
+        }
+    }
+}
+
+void AtomScreen::add(const std::string& atom,
+                     std::vector<std::pair<std::uint32_t, std::string>>& longer) {
+    mark_pair(first_pairs_, static_cast<unsigned char>(atom[0]),
+              static_cast<unsigned char>(atom[1]));
+    const std::uint32_t key = key_at(atom, 0);
+    if (atom.size() == 4) {
+        slot(key).whole = true;
+    } else {
+        (void)slot(key);
+        longer.emplace_back(key, atom);
+    }
+}
+
+AtomScreen::Prefix& AtomScreen::slot(std::uint32_t key) noexcept {
+    const std::size_t mask = prefixes_.size() - 1;
+    // Terminates: the table is at most half full.
+    for (std::size_t i = hash_of(key, mask);; i = (i + 1) & mask) {
+        Prefix& p = prefixes_[i];
+        if (!p.used) {
+            p.used = true;
+            p.key = key;
+            return p;
+        }
+        if (p.key == key) {
+            return p;
+        }
+    }
+}
+
+const AtomScreen::Prefix* AtomScreen::find(std::uint32_t key) const noexcept {
+    const std::size_t mask = prefixes_.size() - 1;
+    for (std::size_t i = hash_of(key, mask);; i = (i + 1) & mask) {
+        const Prefix& p = prefixes_[i];
+        if (!p.used) {
+            return nullptr;
+        }
+        if (p.key == key) {
+            return &p;
+        }
+    }
 }
 
 bool AtomScreen::may_match(std::string_view text) const noexcept {
@@ -94,7 +172,7 @@ bool AtomScreen::may_match(std::string_view text) const noexcept {
     unsigned seen = octets[n - 1];
     for (std::size_t at = 0; at + 1 < n; ++at) {
         seen |= octets[at];
-        if (pair_starts_atom(pair_at(octets, at)) && atom_at(text, at)) {
+        if (bit(first_pairs_, pair_at(octets, at)) && atom_at(text, at)) {
             return true;
         }
     }
@@ -102,20 +180,25 @@ bool AtomScreen::may_match(std::string_view text) const noexcept {
 }
 
 bool AtomScreen::atom_at(std::string_view text, std::size_t at) const noexcept {
-    const std::string_view rest = text.substr(at);
-    const std::array<char, 2> first{static_cast<char>(lower_at(text, at)),
-                                    static_cast<char>(lower_at(text, at + 1))};
-    const std::string_view pair(first.data(), first.size());
-    // The atoms starting with this pair sit together in sorted order.
-    auto it = std::lower_bound(atoms_.begin(), atoms_.end(), pair);
-    for (; it != atoms_.end() && std::string_view(*it).starts_with(pair); ++it) {
-        const std::string& atom = *it;
-        if (atom.size() > rest.size()) {
+    const std::size_t left = text.size() - at;
+    if (left < 4) {
+        return false;
+    }
+    const Prefix* const four = find(key_at(text, at));
+    if (four == nullptr) {
+        return false;
+    }
+    if (four->whole) {
+        return true;
+    }
+    for (std::size_t k = four->first; k < four->first + four->count; ++k) {
+        const std::string& atom = longer_[k];
+        if (atom.size() > left) {
             continue;
         }
         bool same = true;
-        for (std::size_t i = 2; i < atom.size() && same; ++i) {
-            same = static_cast<char>(lower_at(rest, i)) == atom[i];
+        for (std::size_t i = 4; i < atom.size() && same; ++i) {
+            same = lower_at(text, at + i) == static_cast<unsigned char>(atom[i]);
         }
         if (same) {
             return true;
@@ -125,10 +208,11 @@ bool AtomScreen::atom_at(std::string_view text, std::size_t at) const noexcept {
 }
 
 std::size_t AtomScreen::memory_bytes() const noexcept {
-    std::size_t bytes =
-        first_pairs_.capacity() * sizeof(std::uint64_t) + atoms_.capacity() * sizeof(std::string);
+    std::size_t bytes = first_pairs_.capacity() * sizeof(std::uint64_t) +
+                        prefixes_.capacity() * sizeof(Prefix) +
+                        (atoms_.capacity() + longer_.capacity()) * sizeof(std::string);
     for (const std::string& atom : atoms_) {
-        bytes += atom.size();
+        bytes += atom.size() * 2;  // in atoms_, and in longer_ or a key
     }
     return bytes;
 }
