@@ -147,9 +147,9 @@ std::vector<std::string> names_to_try(const std::filesystem::path& queries,
         std::ifstream in(entry.path(), std::ios::binary);
         std::string line;
         while (std::getline(in, line)) {
-            if (const std::size_t comma = line.find(','); comma != std::string::npos) {
-                names.push_back(line.substr(comma + 1));
-            }
+            // "rank,name" in two of the files, the bare name in the third.
+            const std::size_t comma = line.find(',');
+            names.push_back(comma == std::string::npos ? line : line.substr(comma + 1));
         }
     }
     for (const std::string& atom : atoms) {
