@@ -54,8 +54,6 @@ public:
     [[nodiscard]] std::uint64_t id() const noexcept { return id_; }
     /// Calls of any_rule_matches() on this thread: lets a test see a remembered name skip one.
     [[nodiscard]] static std::uint64_t searches_on_this_thread() noexcept;
-    /// The screen compile() made (passing everything before it).
-    [[nodiscard]] const AtomScreen& screen() const noexcept { return screen_; }
 
     [[nodiscard]] const Rule& rule(std::size_t i) const noexcept { return rules_[i]; }
     [[nodiscard]] std::size_t size() const noexcept { return rules_.size(); }
