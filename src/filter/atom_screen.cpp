@@ -192,15 +192,9 @@ bool AtomScreen::atom_at(std::string_view text, std::size_t at) const noexcept {
         return true;
     }
     for (std::size_t k = four->first; k < four->first + four->count; ++k) {
-        const std::string& atom = longer_[k];
-        if (atom.size() > left) {
-            continue;
-        }
-        bool same = true;
-        for (std::size_t i = 4; i < atom.size() && same; ++i) {
-            same = lower_at(text, at + i) == static_cast<unsigned char>(atom[i]);
-        }
-        if (same) {
+        const std::string_view atom = longer_[k];
+        if (atom.size() <= left &&
+            ascii_iequal(text.substr(at + 4, atom.size() - 4), atom.substr(4))) {
             return true;
         }
     }
