@@ -41,8 +41,12 @@ private:
 };
 
 std::vector<std::uint8_t> wire_label(const std::string& text) {
-    std::vector<std::uint8_t> label{static_cast<std::uint8_t>(text.size())};
-    label.insert(label.end(), text.begin(), text.end());
+    // Sized once and filled in place: growing a one-octet vector by insert()
+    // trips GCC 12's -Wstringop-overread false positive under -O3 with LTO
+    // (GCC bugs 100366, 106199).
+    std::vector<std::uint8_t> label(text.size() + 1);
+    label[0] = static_cast<std::uint8_t>(text.size());
+    std::copy(text.begin(), text.end(), label.begin() + 1);
     return label;
 }
 
