@@ -103,7 +103,6 @@ AtomScreen AtomScreen::of(const std::vector<std::string>& patterns,
         ++p.count;
         screen.longer_.push_back(std::move(atom));
     }
-    screen.atoms_ = std::move(atoms);
     screen.passes_everything_ = false;
     return screen;
 }
@@ -201,12 +200,27 @@ bool AtomScreen::atom_at(std::string_view text, std::size_t at) const noexcept {
     return false;
 }
 
+std::vector<std::string> AtomScreen::atoms() const {
+    std::vector<std::string> all(longer_.begin(), longer_.end());
+    for (const Prefix& p : prefixes_) {
+        if (p.used && p.whole) {
+            std::string four(4, '\0');
+            for (std::size_t i = 0; i < four.size(); ++i) {
+                four[i] = static_cast<char>((p.key >> (8U * i)) & 0xFFU);
+            }
+            all.push_back(std::move(four));
+        }
+    }
+    std::sort(all.begin(), all.end());
+    return all;
+}
+
 std::size_t AtomScreen::memory_bytes() const noexcept {
     std::size_t bytes = first_pairs_.capacity() * sizeof(std::uint64_t) +
                         prefixes_.capacity() * sizeof(Prefix) +
-                        (atoms_.capacity() + longer_.capacity()) * sizeof(std::string);
-    for (const std::string& atom : atoms_) {
-        bytes += atom.size() * 2;  // in atoms_, and in longer_ or a key
+                        longer_.capacity() * sizeof(std::string);
+    for (const std::string& atom : longer_) {
+        bytes += atom.size();  // an upper bound: short strings live inside their std::string
     }
     return bytes;
 }

@@ -49,8 +49,9 @@ public:
 
     /// True when may_match() says yes to every text.
     [[nodiscard]] bool passes_everything() const noexcept { return passes_everything_; }
-    /// The literal strings screened for, lower case, sorted (empty when passing everything).
-    [[nodiscard]] const std::vector<std::string>& atoms() const noexcept { return atoms_; }
+    /// The literal strings screened for, lower case, sorted (empty when passing everything),
+    /// read back from the tables the scan uses.
+    [[nodiscard]] std::vector<std::string> atoms() const;
     [[nodiscard]] std::size_t memory_bytes() const noexcept;  ///< heap octets held
 
 private:
@@ -83,7 +84,6 @@ private:
                                                  std::size_t at) const noexcept;
 
     bool passes_everything_ = true;
-    std::vector<std::string> atoms_;
     // kPairWords words once the screen screens, empty while it passes everything (an empty
     // group of rules costs nothing).
     std::vector<std::uint64_t> first_pairs_;  ///< the pair starts some atom, in either case
