@@ -169,7 +169,7 @@ public:
         }
         l->open = false;
         if (!l->pending.empty()) {
-            hand_over({l, l->next_line, std::exchange(l->pending, {})});
+            hand_over({l, l->next_line, std::exchange(l->pending, {})}, /*from_full_buffer=*/false);
         }
         return compiler_.close_list(list);
     }
@@ -178,12 +178,14 @@ public:
         if (finished_) {
             return;
         }
-        finished_ = true;
+        // Before finished_ is set: close_list() refuses lists once it is, and a list left open
+        // would lose the lines still pending (the partial buffer after its last run).
         for (ListState& l : lists_) {
             if (l.open) {
                 (void)close_list(l.index);
             }
         }
+        finished_ = true;
         // The caller takes its share of what is queued, then waits for the workers.
         while (auto run = take(/*wait=*/false)) {
             parse_here(*run);
@@ -206,6 +208,7 @@ public:
     }
 
     [[nodiscard]] unsigned threads() const noexcept { return threads_; }
+    [[nodiscard]] bool started_threads() const noexcept { return used_workers_; }
     [[nodiscard]] const std::vector<std::size_t>& runs_per_thread() const noexcept { return runs_; }
 
 private:
@@ -236,7 +239,7 @@ private:
         l.pending.resize(last_newline + 1);
         Run run{&l, l.next_line, std::exchange(l.pending, std::move(next))};
         l.next_line += newlines_in(run.text);
-        hand_over(std::move(run));
+        hand_over(std::move(run), /*from_full_buffer=*/true);
     }
 
     static void parse(filter::Compiler::Part& part, const Run& run) {
@@ -269,10 +272,14 @@ private:
         }
     }
 
-    /// Queues a run for the workers, starting them for the first full run; parses it on the
-    /// caller's thread when the queue is full or the load is too small for threads.
-    void hand_over(Run run) {
-        if (threads_ > 1 && (!workers_.empty() || run.text.size() >= kRunBytes)) {
+    /// Queues a run for the workers, starting them for the first run cut from a full buffer
+    /// (a load of at least a run's text); parses it on the caller's thread when the queue is
+    /// full or the load is too small for threads. (Not the run's own size: a run cut at the last
+    /// newline of a full buffer is shorter than kRunBytes but for the rare buffer that ends one
+    /// line exactly, so a test of its size started the workers only after a random number of
+    /// runs, 14 ms into a 1,000,000-line load, or never for a list of a few hundred KiB.)
+    void hand_over(Run run, bool from_full_buffer) {
+        if (threads_ > 1 && (!workers_.empty() || from_full_buffer)) {
             if (workers_.empty()) {
                 start_workers();
             }
@@ -352,7 +359,7 @@ private:
     std::vector<std::string> spare_;  ///< buffers of runs parsed, for the next runs
     bool stopping_ = false;
     bool finished_ = false;
-    bool used_workers_ = false;  ///< a run was big enough to start the workers
+    bool used_workers_ = false;  ///< a run cut from a full buffer started the workers
     std::exception_ptr failure_;
     std::vector<std::jthread> workers_;
 };
@@ -407,6 +414,8 @@ tl::expected<std::shared_ptr<const filter::Snapshot>, filter::Errc> ParallelLoad
 }
 
 unsigned ParallelLoad::threads() const noexcept { return state_->threads(); }
+
+bool ParallelLoad::started_threads() const noexcept { return state_->started_threads(); }
 
 const std::vector<std::size_t>& ParallelLoad::runs_per_thread() const noexcept {
     return state_->runs_per_thread();

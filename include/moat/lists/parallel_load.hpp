@@ -74,6 +74,9 @@ public:
     [[nodiscard]] static unsigned default_threads() noexcept;
     /// The threads that parse, the caller's included.
     [[nodiscard]] unsigned threads() const noexcept;
+    /// Whether the load has started its threads: as soon as a list hands over a run's worth of
+    /// text, not for a load smaller than that.
+    [[nodiscard]] bool started_threads() const noexcept;
     /// After finish(): the runs of lines each thread parsed, the caller's first.
     [[nodiscard]] const std::vector<std::size_t>& runs_per_thread() const noexcept;
 

@@ -1,12 +1,14 @@
 // Lists parsed and their tables built on several threads: the snapshot is the one a compile on
-// one thread gives, however the text is handed over; the threads do take part; a small load
-// starts none; a line longer than a run still counts as one line; a finished load takes no more.
+// one thread gives, however the text is handed over; the threads do take part, from the first
+// run's worth of text; a small load starts none; finish() closes a list left open, its last
+// lines too; a line longer than a run still counts as one line; a finished load takes no more.
 #include "moat/lists/parallel_load.hpp"
 
 #include <gtest/gtest.h>
 
 #include <algorithm>
 #include <cstddef>
+#include <cstdint>
 #include <numeric>
 #include <sstream>
 #include <string>
@@ -91,6 +93,7 @@ TEST(ParallelLoad, ASmallLoadStartsNoThread) {
         load.add_text({1, "small", filter::ListKind::block, filter::ListFormat::domains, false},
                       "a.example\nb.example"));
     load.finish();
+    EXPECT_FALSE(load.started_threads());
     EXPECT_EQ(load.runs_per_thread(), (std::vector<std::size_t>{1, 0, 0, 0}));
     EXPECT_EQ(c.stats(0).entries, 2U);
     const auto s = load.build();
@@ -98,11 +101,66 @@ TEST(ParallelLoad, ASmallLoadStartsNoThread) {
     EXPECT_EQ((*s)->match_text("b.example").action, filter::Action::blocked);
 }
 
+/// A block list of bare domains, the load's first.
+filter::ListSpec domains_list() {
+    return {1, "a", filter::ListKind::block, filter::ListFormat::domains, false};
+}
+
+/// Lines "name<first>.example", "name<first + 1>.example", ... until the text holds `bytes`.
+std::string numbered_names(std::size_t first, std::size_t bytes) {
+    std::string text;
+    for (std::size_t i = first; text.size() < bytes; ++i) {
+        text += "name" + std::to_string(i) + ".example\n";
+    }
+    return text;
+}
+
+std::uint64_t lines_in(const std::string& text) {
+    return static_cast<std::uint64_t>(std::count(text.begin(), text.end(), '\n'));
+}
+
+TEST(ParallelLoad, TheThreadsStartWithTheFirstRunsWorthOfText) {
+    MOAT_SKIP_CONTENDED_THREADS_UNDER_EMULATOR();  // even one idle thread spins under qemu-user
+    // Lines of 19 octets ("name" and six digits): a run's 32 KiB buffer ends 12 octets into a
+    // line every time, so no run cut at a newline is ever a full kRunBytes long (the workers
+    // once waited for one that was).
+    static_assert(ParallelLoad::kRunBytes % 19 != 0);
+    const std::string text = numbered_names(100'000, 2 * ParallelLoad::kRunBytes + 10'000);
+    for (const unsigned threads : {1U, 2U}) {
+        SCOPED_TRACE(std::to_string(threads) + " threads");
+        filter::Compiler c;
+        ParallelLoad load(c, threads);
+        const auto list = load.open_list(domains_list());
+        ASSERT_TRUE(list);
+        const std::string_view all(text);
+        ASSERT_TRUE(load.feed(*list, all.substr(0, ParallelLoad::kRunBytes - 1)));
+        EXPECT_FALSE(load.started_threads()) << "less than a run's text";
+        ASSERT_TRUE(load.feed(*list, all.substr(ParallelLoad::kRunBytes - 1)));
+        EXPECT_EQ(load.started_threads(), threads > 1);
+        load.finish();
+        EXPECT_EQ(c.stats(*list).entries, lines_in(text));
+    }
+}
+
+TEST(ParallelLoad, FinishClosesAListLeftOpenWithItsLastLines) {
+    // One thread, so it runs under qemu-user too: the lines after the last run are the caller's.
+    filter::Compiler c;
+    ParallelLoad load(c, 1);
+    const auto list = load.open_list(domains_list());
+    ASSERT_TRUE(list);
+    const std::string text = numbered_names(0, ParallelLoad::kRunBytes + 1'000) + "last.example";
+    ASSERT_TRUE(load.feed(*list, text));
+    load.finish();  // closes the list, which still holds the lines after the first run
+    EXPECT_EQ(c.stats(*list).lines, lines_in(text) + 1);  // the last without a newline
+    const auto s = load.build();
+    ASSERT_TRUE(s);
+    EXPECT_EQ((*s)->match_text("last.example").action, filter::Action::blocked);
+}
+
 TEST(ParallelLoad, AClosedOrUnknownListIsRefused) {
     filter::Compiler c;
     ParallelLoad load(c, 2);
-    const auto list =
-        load.open_list({1, "a", filter::ListKind::block, filter::ListFormat::domains, false});
+    const auto list = load.open_list(domains_list());
     ASSERT_TRUE(list);
     EXPECT_FALSE(load.feed(*list + 1, "x.example\n"));
     ASSERT_TRUE(load.feed(*list, "x.example\n"));
@@ -120,8 +178,7 @@ TEST(ParallelLoad, ALineLongerThanARunIsOneLine) {
     // One thread: cutting runs is the caller's work, and threads cannot start under qemu-user.
     filter::Compiler c;
     ParallelLoad load(c, 1);
-    const auto list =
-        load.open_list({1, "a", filter::ListKind::block, filter::ListFormat::domains, false});
+    const auto list = load.open_list(domains_list());
     ASSERT_TRUE(list);
     const std::string text =
         "first.example\n" + std::string(3 * ParallelLoad::kRunBytes, 'x') + "\nlast.example\n";
