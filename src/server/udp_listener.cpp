@@ -14,11 +14,13 @@ namespace moat::server {
 
 UdpListener::UdpListener(asio::io_context& io, asio::ip::udp::endpoint endpoint, QueryPath& path)
     : io_(io),
+      turn_end_(upstream::TurnEnd::of(io)),
       socket_(io),
       endpoint_(std::move(endpoint)),
       path_(path),
       in_(kBatch, kInSlotBytes),
-      out_(kBatch * kOutSlotBytes) {}
+      out_(kBatch * kOutSlotBytes),
+      flush_at_turn_end_(turn_end_, [this] { flush_answers(); }) {}
 
 tl::expected<void, std::string> UdpListener::start() {
     std::error_code ec;
@@ -83,6 +85,10 @@ void UdpListener::wait_readable() {
 }
 
 void UdpListener::drain() {
+    turn_end_.in_batch([this] { drain_batches(); });
+}
+
+void UdpListener::drain_batches() {
     if (!receiving_) {
         return;
     }
@@ -187,15 +193,7 @@ void UdpListener::send_later(std::span<const std::uint8_t> answer,
     sockaddr_storage address{};
     std::memcpy(&address, to.data(), to.size());
     queue_answer(answer, address, static_cast<socklen_t>(to.size()));
-    if (!flush_posted_) {
-        flush_posted_ = true;
-        asio::post(io_, [alive = std::weak_ptr<UdpListener*>(self_)] {
-            if (const auto self = alive.lock()) {
-                (*self)->flush_posted_ = false;
-                (*self)->flush_answers();
-            }
-        });
-    }
+    flush_at_turn_end_.defer();
 }
 
 void UdpListener::send(std::span<const std::uint8_t> answer, const asio::ip::udp::endpoint& to) {

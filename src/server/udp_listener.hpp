@@ -6,7 +6,7 @@
 // query. A system call costs 1-2 us on a VM with the usual mitigations, several times the whole
 // engine path, so this is where a sinkhole's CPU time per query goes (docs/benchmarks.md).
 // Forwarded queries are answered later, when their upstream answer comes: those that come in
-// one turn of the event loop leave together too (a flush posted to the end of the turn).
+// one turn of the event loop leave together too (a flush at the end of the turn, turn_end.hpp).
 #pragma once
 
 #include <sys/socket.h>
@@ -26,6 +26,7 @@
 #include "moat/engine/client.hpp"
 #include "moat/server/query_path.hpp"
 #include "moat/upstream/datagram_batch.hpp"
+#include "moat/upstream/turn_end.hpp"
 
 namespace moat::server {
 
@@ -54,8 +55,10 @@ public:
 
 private:
     void wait_readable();
-    /// Reads and answers batches until the socket is empty or the turn is used up.
+    /// Reads and answers batches until the socket is empty or the turn is used up, then runs
+    /// what they deferred to the end of the turn (the queries they forward).
     void drain();
+    void drain_batches();
     void handle(std::size_t slot, const QueryPath::Arrival& arrival);
     /// Queues `answer` for the next sendmmsg (or sends it alone when it does not fit a slot).
     void queue_answer(std::span<const std::uint8_t> answer, const sockaddr_storage& to,
@@ -66,6 +69,7 @@ private:
     void send(std::span<const std::uint8_t> answer, const asio::ip::udp::endpoint& to);
 
     asio::io_context& io_;
+    upstream::TurnEnd& turn_end_;
     asio::ip::udp::socket socket_;
     asio::ip::udp::endpoint endpoint_;
     QueryPath& path_;
@@ -78,9 +82,9 @@ private:
     std::array<iovec, kBatch> out_iov_{};
     std::array<sockaddr_storage, kBatch> out_to_{};
     std::size_t out_count_ = 0;
-    bool flush_posted_ = false;
-    /// Posted flushes hold a weak reference: a listener destroyed first makes them do nothing.
-    std::shared_ptr<UdpListener*> self_ = std::make_shared<UdpListener*>(this);
+    /// flush_answers() at the end of the turn, for answers to forwarded queries. Last: destroyed
+    /// first, so it never runs on a dying listener.
+    upstream::TurnEnd::Task flush_at_turn_end_;
 };
 
 }  // namespace moat::server

@@ -1,6 +1,5 @@
 #include "moat/upstream/forwarder.hpp"
 
-#include <asio/bind_allocator.hpp>
 #include <asio/post.hpp>
 
 #include "encrypted_pool.hpp"
@@ -39,7 +38,8 @@ Forwarder::Forwarder(asio::io_context& io, Options options)
       stats_(std::make_shared<Stats>()),
       pool_(std::make_unique<UdpPool>(io, random_source(), stats_)),
       encrypted_(std::make_unique<EncryptedPool>(io)),
-      deadlines_(std::make_unique<FlightDeadlines>(io)) {
+      deadlines_(std::make_unique<FlightDeadlines>(io)),
+      start_at_turn_end_(TurnEnd::of(io), [this] { start_flights(); }) {
     if (const std::string error = encrypted_->configure(options_); !error.empty()) {
         log::error("upstream: {}; encrypted upstreams cannot be used", error);
     }
@@ -80,8 +80,16 @@ void Forwarder::forward(std::span<const std::uint8_t> query, std::size_t route, 
                                                random_source(), stats_);
     flight->add_waiter(std::move(done));
     flights_.emplace(flight->key(), flight);
-    asio::post(io_,
-               asio::bind_allocator(FlightAllocator(memory_.get()), [flight] { flight->start(); }));
+    starting_.push_back(std::move(flight));
+    start_at_turn_end_.defer();
+}
+
+void Forwarder::start_flights() {
+    std::swap(started_, starting_);
+    for (const auto& flight : started_) {
+        flight->start();  // does nothing when cancelled meanwhile
+    }
+    started_.clear();
 }
 
 void Forwarder::reconfigure(Options options) {

@@ -3,7 +3,6 @@
 #include <sys/socket.h>
 
 #include <algorithm>
-#include <asio/bind_allocator.hpp>
 #include <asio/post.hpp>
 #include <cerrno>
 #include <optional>
@@ -37,12 +36,14 @@ struct UdpPool::Socket {
 UdpPool::UdpPool(asio::io_context& io, RandomSource& random, std::shared_ptr<Stats> stats,
                  Sizes sizes)
     : io_(io),
+      turn_end_(TurnEnd::of(io)),
       random_(random),
       stats_(std::move(stats)),
       sizes_{std::max<std::size_t>(sizes.sockets, 1),
              std::max<std::uint32_t>(sizes.uses_per_socket, 1)},
       v4_(sizes_.sockets),
-      v6_(sizes_.sockets) {}
+      v6_(sizes_.sockets),
+      flush_at_turn_end_(turn_end_, [this] { flush(); }) {}
 
 UdpPool::~UdpPool() {
     for (auto* family : {&v4_, &v6_}) {
@@ -106,15 +107,7 @@ std::error_code UdpPool::send(const asio::ip::udp::endpoint& server, std::span<s
     store_u16(query.data(), id);
     if (s->out.empty()) {
         queued_.push_back(s);
-        if (queued_.size() == 1) {
-            // Its operation from the pool too: at a quiet time every turn is a single query.
-            asio::post(io_, asio::bind_allocator(SharedPoolAllocator<std::byte>(memory_),
-                                                 [alive = std::weak_ptr<UdpPool*>(self_)] {
-                                                     if (const auto self = alive.lock()) {
-                                                         (*self)->flush();
-                                                     }
-                                                 }));
-        }
+        flush_at_turn_end_.defer();
     }
     s->out.push_back({s->out_bytes.size(), query.size(), server, id});
     s->out_bytes.insert(s->out_bytes.end(), query.begin(), query.end());
@@ -213,6 +206,12 @@ void UdpPool::receive(const std::shared_ptr<Socket>& s) {
 }
 
 void UdpPool::drain(const std::shared_ptr<Socket>& s) {
+    // The answers' completions queue answers to clients and retries upstream: they leave when
+    // this handler's batches are done, before the event loop polls again.
+    turn_end_.in_batch([this, &s] { drain_batches(s); });
+}
+
+void UdpPool::drain_batches(const std::shared_ptr<Socket>& s) {
     for (std::size_t turn = 0; turn < kBatchesPerTurn; ++turn) {
         const std::size_t n = in_.receive(s->socket.native_handle(), "upstream");
         for (std::size_t i = 0; i < n && !s->closed; ++i) {

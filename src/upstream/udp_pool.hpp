@@ -32,6 +32,7 @@
 #include "flight_memory.hpp"
 #include "moat/upstream/datagram_batch.hpp"
 #include "moat/upstream/stats.hpp"
+#include "moat/upstream/turn_end.hpp"
 #include "random_source.hpp"
 
 namespace moat::upstream {
@@ -97,15 +98,17 @@ private:
     /// Waits until `s` is readable, then drains it.
     void receive(const std::shared_ptr<Socket>& s);
     void drain(const std::shared_ptr<Socket>& s);
+    void drain_batches(const std::shared_ptr<Socket>& s);
     void dispatch(Socket& s, std::size_t slot);
     void retire(const std::shared_ptr<Socket>& s) noexcept;
     void close_if_idle_and_retired(Socket& s) noexcept;
-    /// Sends every queued query (the end of a turn).
+    /// Sends every queued query (the end of a turn, turn_end.hpp).
     void flush();
     void flush(Socket& s);
 
     asio::io_context& io_;
-    /// The nodes of the sockets' ID maps (one per query sent) and the posted flushes: pooled
+    TurnEnd& turn_end_;
+    /// The nodes of the sockets' ID maps (one per query sent): pooled
     /// rather than taken from the heap each time, as the Forwarder's flights are
     /// (flight_memory.hpp). Each socket holds a reference: a socket can outlive the pool while a
     /// ticket still names it.
@@ -117,14 +120,17 @@ private:
     std::vector<std::shared_ptr<Socket>> v6_;
     /// The socket of this turn, per family (cleared by flush()).
     std::array<std::shared_ptr<Socket>, 2> turn_;
-    /// Sockets with queued queries; a flush is posted when the first one is queued.
+    /// Sockets with queued queries; the flush is deferred when the first one is queued.
     std::vector<std::shared_ptr<Socket>> queued_;
     /// The sockets a flush is sending, swapped with queued_ (so a send it triggers queues anew).
     std::vector<std::shared_ptr<Socket>> flushing_;
     /// The receive slots, shared by every socket: a batch is dispatched before the next is read.
     DatagramBatch in_{kReceiveBatch, kBufferBytes};
-    /// Posted flushes hold a weak reference: a pool destroyed first makes them do nothing.
+    /// Handlers (the sockets' waits, drains posted after a full turn) hold a weak reference: a
+    /// pool destroyed first makes them do nothing.
     std::shared_ptr<UdpPool*> self_ = std::make_shared<UdpPool*>(this);
+    /// flush() at the end of the turn. Last: destroyed first, so it never runs on a dying pool.
+    TurnEnd::Task flush_at_turn_end_;
 };
 
 }  // namespace moat::upstream

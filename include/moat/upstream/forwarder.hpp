@@ -30,6 +30,7 @@
 
 #include "moat/upstream/options.hpp"
 #include "moat/upstream/stats.hpp"
+#include "moat/upstream/turn_end.hpp"
 
 namespace moat::upstream {
 
@@ -74,6 +75,7 @@ public:
 private:
     friend class Flight;
     void finished(std::string_view key);
+    void start_flights();
 
     asio::io_context& io_;
     Options options_;
@@ -93,6 +95,12 @@ private:
     std::unique_ptr<EncryptedPool> encrypted_;
     /// Every flight's attempt and total deadlines, one timer per kind (deadlines.hpp).
     std::unique_ptr<FlightDeadlines> deadlines_;
+    /// Flights created this turn, started at its end (never inside forward(), whose caller may
+    /// not be ready for an answer yet); a swap partner keeps both vectors' capacity.
+    std::vector<std::shared_ptr<Flight>> starting_;
+    std::vector<std::shared_ptr<Flight>> started_;
+    /// start_flights() at the end of the turn. Last: destroyed first.
+    TurnEnd::Task start_at_turn_end_;
 };
 
 }  // namespace moat::upstream
