@@ -229,6 +229,20 @@ TEST(Loader, NonAsciiOutsideQuotesIsASyntaxErrorAndAllowedInsideThem) {
               "aise");
 }
 
+TEST(Loader, TextsThatFailedTomlPlusPlusAssertionsAreSyntaxErrors) {
+    // toml++ 3.3.0 asserted on these (docs/security.md, bugs 1, 3, 4 and 5 of "Fuzzing"): this
+    // test's debug build aborted until src/config/toml_reader.cpp turned its assertions off.
+    expect_one("[log]\nlevel = \"info\"\n[,\n", Syntax::toml, Errc::syntax, 3, "",
+               "expected bare key starting character");
+    expect_one("[cache]\n[[\n", Syntax::toml, Errc::syntax, 2, "", "TOML syntax error");
+    expect_one("a = [}]\n", Syntax::toml, Errc::syntax, 1, "", "could not determine value type");
+    expect_one("\na = [1, }\n", Syntax::toml, Errc::syntax, 2, "", "TOML syntax error");
+    expect_one("a = 1979-05-27Tx7:32:00\n", Syntax::toml, Errc::syntax, 1, "",
+               "expected 2-digit hour");
+    expect_one("# a date\na = 1979-05-27 1\n", Syntax::toml, Errc::syntax, 2, "",
+               "could not determine value type");
+}
+
 TEST(Loader, JsonDuplicateKeysAreErrors) {
     expect_one("{\"cache\": {\n\"negative\": true,\n\"negative\": false}}", Syntax::json,
                Errc::duplicate_key, 3, "cache.negative", "first given on line 2");
