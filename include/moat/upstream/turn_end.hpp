@@ -4,8 +4,8 @@
 //
 // Why not a plain asio::post for each: a handler posted while another runs waits in the
 // scheduler's queue, and Asio polls the sockets (an epoll_wait that does not block) before it
-// runs it. At a household's pace every forwarded query paid one to three such polls per leg (a
-// third of a miss's nine system calls, docs/benchmarks.md). A handler that reads a batch of
+// runs it. At a household's pace a forwarded query paid one such poll or more (9.1 system calls
+// a miss with them, 8.0 without; docs/benchmarks.md). A handler that reads a batch of
 // datagrams runs it in_batch() instead: what is deferred meanwhile runs when the batch ends,
 // before the handler returns to the event loop. Deferred outside a batch (a timer, a TCP read),
 // it runs in one handler posted for everything deferred until then, as before.
@@ -69,6 +69,14 @@ public:
     /// Tasks waiting for the end of the turn (for tests).
     [[nodiscard]] std::size_t queued() const noexcept;
 
+    /// Memory for the posted handler: at most one waits at a time, so one block serves every
+    /// post and a deferral outside a batch allocates nothing (a forwarded query makes no heap
+    /// allocation once warm; tests/unit/upstream/forwarder_alloc_test.cpp).
+    struct PostBlock {
+        alignas(std::max_align_t) std::array<std::byte, 256> bytes{};
+        bool taken = false;
+    };
+
 private:
     /// Counts an open batch for as long as it lives, also when its body throws.
     class Open {
@@ -89,16 +97,6 @@ private:
     void run_queued();
     void shutdown() override;
 
-public:
-    /// Memory for the posted handler: at most one waits at a time, so one block serves every
-    /// post and a deferral outside a batch allocates nothing (a forwarded query makes no heap
-    /// allocation once warm; tests/unit/upstream/forwarder_alloc_test.cpp).
-    struct PostBlock {
-        alignas(std::max_align_t) std::array<std::byte, 256> bytes{};
-        bool taken = false;
-    };
-
-private:
     asio::io_context& io_;
     PostBlock post_block_;
     std::vector<Task*> queued_;  ///< in order of deferral; a forgotten one is left as nullptr
