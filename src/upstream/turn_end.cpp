@@ -3,50 +3,10 @@
 #include <algorithm>
 #include <asio/bind_allocator.hpp>
 #include <asio/post.hpp>
-#include <memory>
+
+#include "flight_memory.hpp"
 
 namespace moat::upstream {
-namespace {
-
-/// Hands out the PostBlock when it is free and the request fits, the heap otherwise.
-template <typename T>
-class PostBlockAllocator {
-public:
-    using value_type = T;
-
-    explicit PostBlockAllocator(TurnEnd::PostBlock& block) noexcept : block_(&block) {}
-    template <typename U>  // implicit, as the allocator requirements ask for a rebound copy
-    PostBlockAllocator(const PostBlockAllocator<U>& other) noexcept  // NOLINT(*-explicit-*)
-        : block_(other.block()) {}
-
-    T* allocate(std::size_t n) {
-        if (!block_->taken && n * sizeof(T) <= block_->bytes.size() &&
-            alignof(T) <= alignof(TurnEnd::PostBlock)) {
-            block_->taken = true;
-            return reinterpret_cast<T*>(block_->bytes.data());
-        }
-        return std::allocator<T>{}.allocate(n);
-    }
-    void deallocate(T* p, std::size_t n) noexcept {
-        if (reinterpret_cast<std::byte*>(p) == block_->bytes.data()) {
-            block_->taken = false;
-            return;
-        }
-        std::allocator<T>{}.deallocate(p, n);
-    }
-
-    [[nodiscard]] TurnEnd::PostBlock* block() const noexcept { return block_; }
-
-    template <typename U>
-    bool operator==(const PostBlockAllocator<U>& other) const noexcept {
-        return block_ == other.block();
-    }
-
-private:
-    TurnEnd::PostBlock* block_;
-};
-
-}  // namespace
 
 TurnEnd::Task::Task(TurnEnd& owner, std::function<void()> work)
     : owner_(owner), work_(std::move(work)) {}
@@ -63,7 +23,8 @@ void TurnEnd::Task::defer() {
     }
 }
 
-TurnEnd::TurnEnd(asio::io_context& io) : asio::io_context::service(io), io_(io) {}
+TurnEnd::TurnEnd(asio::io_context& io)
+    : asio::io_context::service(io), io_(io), memory_(make_flight_memory()) {}
 
 std::size_t TurnEnd::queued() const noexcept {
     return static_cast<std::size_t>(
@@ -76,8 +37,8 @@ void TurnEnd::defer(Task& task) {
     if (open_batches_ == 0 && !posted_) {
         posted_ = true;
         // The scheduler's pending handlers die with the io_context, unrun, before its services:
-        // `this` outlives every call of this handler.
-        asio::post(io_, asio::bind_allocator(PostBlockAllocator<std::byte>(post_block_), [this] {
+        // `this`, and the pool the handler is allocated from, outlive it.
+        asio::post(io_, asio::bind_allocator(FlightAllocator(memory_.get()), [this] {
                        posted_ = false;
                        run_queued();
                    }));

@@ -13,10 +13,11 @@
 // One per io_context (an Asio service: asio::use_service<TurnEnd>(io)), used from its thread only.
 #pragma once
 
-#include <array>
 #include <asio/io_context.hpp>
 #include <cstddef>
 #include <functional>
+#include <memory>
+#include <memory_resource>
 #include <utility>
 #include <vector>
 
@@ -69,14 +70,6 @@ public:
     /// Tasks waiting for the end of the turn (for tests).
     [[nodiscard]] std::size_t queued() const noexcept;
 
-    /// Memory for the posted handler: at most one waits at a time, so one block serves every
-    /// post and a deferral outside a batch allocates nothing (a forwarded query makes no heap
-    /// allocation once warm; tests/unit/upstream/forwarder_alloc_test.cpp).
-    struct PostBlock {
-        alignas(std::max_align_t) std::array<std::byte, 256> bytes{};
-        bool taken = false;
-    };
-
 private:
     /// Counts an open batch for as long as it lives, also when its body throws.
     class Open {
@@ -98,7 +91,10 @@ private:
     void shutdown() override;
 
     asio::io_context& io_;
-    PostBlock post_block_;
+    /// The posted handler's memory, a pool as the flights' (src/upstream/flight_memory.hpp): a
+    /// deferral outside a batch allocates nothing once warm, so neither does a forwarded query
+    /// (tests/unit/upstream/forwarder_alloc_test.cpp).
+    std::shared_ptr<std::pmr::memory_resource> memory_;
     std::vector<Task*> queued_;  ///< in order of deferral; a forgotten one is left as nullptr
     std::size_t open_batches_ = 0;
     bool posted_ = false;  ///< a handler that runs the queue is waiting in the event loop
