@@ -11,7 +11,11 @@
 // is the only file that includes it, so its header-only parser is compiled only with them off.
 // NOLINTNEXTLINE(readability-identifier-naming): toml++'s names
 #define TOML_ASSERT(expr) static_cast<void>(0)
+#if __has_include(<toml++/impl/preprocessor.hpp>)  // later toml++ releases name headers .hpp
+#include <toml++/impl/preprocessor.hpp>
+#else
 #include <toml++/impl/preprocessor.h>
+#endif
 #undef TOML_ASSERT_ASSUME
 // NOLINTNEXTLINE(readability-identifier-naming)
 #define TOML_ASSERT_ASSUME(expr) static_cast<void>(0)
