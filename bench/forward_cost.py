@@ -21,6 +21,9 @@ With --rate QPS dnsperf sends that many queries per second (-Q) instead of as ma
 daemon answers: the cost of a miss at a household's pace, where every query wakes the daemon
 twice (its arrival, the upstream's answer) and nothing is batched.
 
+With --tcp the clients ask over TCP (dnsperf -m tcp: 8 connections with up to 200 queries in
+flight between them); the daemon still asks the upstream over UDP.
+
 With --cache-size SIZE (e.g. "4MiB") the daemons' answer cache is that large: small enough to be
 full after the first seconds, so that every miss also evicts an entry, as on a busy daemon whose
 cache has filled. The default 32 MiB holds about 150,000 of these answers.
@@ -103,11 +106,13 @@ def start_daemon(binary: str, work: Path, name: str, upstream: int, tunables: st
                               upstream=f"127.0.0.1:{upstream}", env=env, extra_toml=extra_toml)
 
 
-def load(port: int, queries: Path, seconds: int, rate: int | None = None) -> tuple[float, int]:
-    """dnsperf for `seconds`: at saturation, or at `rate` queries per second."""
+def load(port: int, queries: Path, seconds: int, rate: int | None = None,
+         tcp: bool = False) -> tuple[float, int]:
+    """dnsperf for `seconds`: at saturation, or at `rate` queries per second; over UDP or TCP."""
     pace = ["-Q", str(rate)] if rate else []
+    mode = ["-m", "tcp"] if tcp else []
     out = subprocess.run(["dnsperf", "-s", "127.0.0.1", "-p", str(port), "-d", str(queries),
-                          "-l", str(seconds), "-c", "8", "-q", "200", *pace],
+                          "-l", str(seconds), "-c", "8", "-q", "200", *pace, *mode],
                          capture_output=True, text=True, timeout=seconds + 60, check=True).stdout
     qps = float(re.search(r"Queries per second:\s+([\d.]+)", out).group(1))
     completed = int(re.search(r"Queries completed:\s+(\d+)", out).group(1))
@@ -123,6 +128,7 @@ def main() -> int:
     ap.add_argument("--glibc-default", action="store_true",
                     help="with --baseline: run both builds without GLIBC_TUNABLES")
     ap.add_argument("--rate", type=int, help="queries per second (default: saturation)")
+    ap.add_argument("--tcp", action="store_true", help="clients ask over TCP (default: UDP)")
     ap.add_argument("--cache-size", help='the [cache] size, e.g. "4MiB" (default: the daemon\'s)')
     args = ap.parse_args()
     extra_toml = f'[cache]\nsize = "{args.cache_size}"' if args.cache_size else ""
@@ -157,7 +163,7 @@ def main() -> int:
                                                for _ in range(400_000)))
                     proc, port = daemons[name]
                     user0, sys0 = cpu_seconds(proc.pid)
-                    qps, completed = load(port, queries, args.seconds, args.rate)
+                    qps, completed = load(port, queries, args.seconds, args.rate, args.tcp)
                     user1, sys1 = cpu_seconds(proc.pid)
                     results[name].append((qps, (user1 - user0) / completed * 1e6,
                                           (sys1 - sys0) / completed * 1e6))

@@ -9,7 +9,8 @@ without it: the counts compare builds measured the same way, they are not a rate
   bench/miss_syscalls.py --binary build/release/src/app/dnsmoat --queries 10000 --rate 2000
 
 With --rate, dnsperf paces the queries (its -Q): at a household's pace nothing is batched and
-each miss wakes the daemon on its own.
+each miss wakes the daemon on its own. With --tcp the clients ask over TCP (dnsperf -m tcp, 8
+connections, each with many queries in flight); the upstream is still asked over UDP.
 """
 
 import argparse
@@ -32,6 +33,7 @@ def main() -> int:
     ap.add_argument("--binary", required=True)
     ap.add_argument("--queries", type=int, default=30000)
     ap.add_argument("--rate", type=int, help="queries per second (default: saturation)")
+    ap.add_argument("--tcp", action="store_true", help="clients ask over TCP (default: UDP)")
     args = ap.parse_args()
     if not shutil.which("strace"):
         sys.exit("miss_syscalls.py: strace is missing (scripts/setup.sh bench installs it)")
@@ -52,8 +54,9 @@ def main() -> int:
                                        str(table)], stderr=subprocess.DEVNULL)
             time.sleep(1)  # attached to every thread before the first query
             pace = ["-Q", str(args.rate)] if args.rate else []
+            mode = ["-m", "tcp"] if args.tcp else []
             out = subprocess.run(["dnsperf", "-s", "127.0.0.1", "-p", str(port), "-d",
-                                  str(queries), "-n", "1", "-c", "8", "-q", "200", *pace],
+                                  str(queries), "-n", "1", "-c", "8", "-q", "200", *pace, *mode],
                                  capture_output=True, text=True, timeout=600, check=True).stdout
             time.sleep(1)  # the last answers' system calls
             tracer.send_signal(signal.SIGINT)

@@ -13,23 +13,32 @@ namespace {
 
 constexpr std::size_t kReadChunk = 16384;
 constexpr std::size_t kMinQuery = 12;  ///< a DNS header
+template <typename Stream>
+constexpr bool kPlainTcp = std::is_same_v<Stream, asio::ip::tcp::socket>;
 
 }  // namespace
 
 template <typename Stream>
 DnsStreamConnection<Stream>::DnsStreamConnection(Stream stream, engine::Client client,
                                                  QueryPath& path, const ServerOptions& options,
-                                                 ConnectionSlot slot)
+                                                 ConnectionSlot slot, upstream::TurnEnd& turn_end)
     : stream_(std::move(stream)),
-      idle_timer_(stream_.get_executor()),
+      idle_(stream_.get_executor(), options.tcp_idle_timeout),
       path_(path),
       options_(options),
       slot_(std::move(slot)),
-      client_(client) {}
+      turn_end_(turn_end),
+      client_(client),
+      resume_at_turn_end_(turn_end, [this] { resume(); }) {}
 
 template <typename Stream>
 void DnsStreamConnection<Stream>::start() {
-    arm_idle_timer();
+    if constexpr (kPlainTcp<Stream>) {
+        std::error_code ec;  // on failure every write goes the asynchronous way
+        stream_.non_blocking(true, ec);
+        write_directly_ = !ec;
+    }
+    watch_idle();
     read_more();
 }
 
@@ -42,10 +51,13 @@ void DnsStreamConnection<Stream>::drain() {
 }
 
 template <typename Stream>
-void DnsStreamConnection<Stream>::arm_idle_timer() {
-    idle_timer_.expires_after(options_.tcp_idle_timeout);
-    idle_timer_.async_wait([self = this->shared_from_this()](const std::error_code& ec) {
+void DnsStreamConnection<Stream>::watch_idle() {
+    idle_.wait([self = this->shared_from_this()](const std::error_code& ec) {
         if (ec || self->closed_) {
+            return;
+        }
+        if (!self->idle_.timed_out()) {
+            self->watch_idle();  // active since the wait began: wait for the rest
             return;
         }
         if (self->unanswered_ == 0 && self->writing_.empty()) {
@@ -53,7 +65,8 @@ void DnsStreamConnection<Stream>::arm_idle_timer() {
                        engine::to_text(self->client_.transport), self->client_.address.to_text());
             self->close();
         } else {
-            self->arm_idle_timer();  // still working for the client: not idle
+            self->idle_.touch();  // still working for the client: not idle
+            self->watch_idle();
         }
     });
 }
@@ -67,31 +80,38 @@ void DnsStreamConnection<Stream>::read_more() {
     chunk_.resize(kReadChunk);
     stream_.async_read_some(asio::buffer(chunk_), [self = this->shared_from_this()](
                                                       const std::error_code& ec, std::size_t n) {
-        self->reading_ = false;
-        if (!ec) {
-            self->input_.insert(self->input_.end(), self->chunk_.begin(),
-                                self->chunk_.begin() + static_cast<std::ptrdiff_t>(n));
-        }
-        if (ec || self->closed_) {
-            self->read_stopped_ = true;  // EOF or error: finish the answers, then close
-            self->close_if_done();
-            return;
-        }
-        const std::uint64_t started_before = self->queries_started_;
-        if (!self->take_queries()) {
-            log::debug("{}: a frame shorter than a DNS header from {}; closing",
-                       engine::to_text(self->client_.transport), self->client_.address.to_text());
-            self->read_stopped_ = true;
-        }
-        if (self->queries_started_ != started_before) {
-            // Only a whole query counts as activity: a client trickling a byte at a time
-            // (slow loris) is closed after idle_timeout like an idle one.
-            self->arm_idle_timer();
-        }
-        self->write_next();
-        self->read_more();
-        self->close_if_done();
+        // A batch: what the queries read here forward leaves when they are all taken, not in a
+        // handler posted behind another poll of the sockets (upstream/turn_end.hpp).
+        self->turn_end_.in_batch([&] { self->on_read(ec, n); });
     });
+}
+
+template <typename Stream>
+void DnsStreamConnection<Stream>::on_read(const std::error_code& ec, std::size_t n) {
+    reading_ = false;
+    if (!ec) {
+        input_.insert(input_.end(), chunk_.begin(),
+                      chunk_.begin() + static_cast<std::ptrdiff_t>(n));
+    }
+    if (ec || closed_) {
+        read_stopped_ = true;  // EOF or error: finish the answers, then close
+        close_if_done();
+        return;
+    }
+    const std::uint64_t started_before = queries_started_;
+    if (!take_queries()) {
+        log::debug("{}: a frame shorter than a DNS header from {}; closing",
+                   engine::to_text(client_.transport), client_.address.to_text());
+        read_stopped_ = true;
+    }
+    if (queries_started_ != started_before) {
+        // Only a whole query counts as activity: a client trickling a byte at a time (slow
+        // loris) is closed after idle_timeout like an idle one.
+        idle_.touch();
+    }
+    write_next();
+    read_more();
+    close_if_done();
 }
 
 template <typename Stream>
@@ -154,6 +174,13 @@ void DnsStreamConnection<Stream>::answer(std::span<const std::uint8_t> reply, bo
     if (taking_) {
         return;  // take_queries()'s caller writes the whole batch at once
     }
+    // The answers the upstreams return in one turn leave together at its end, in one write.
+    // The connection lives until then: while it is open its idle watch holds it.
+    resume_at_turn_end_.defer();
+}
+
+template <typename Stream>
+void DnsStreamConnection<Stream>::resume() {
     if (!take_queries()) {
         read_stopped_ = true;
     }
@@ -168,7 +195,25 @@ void DnsStreamConnection<Stream>::write_next() {
         return;
     }
     writing_.swap(queued_);
-    asio::async_write(stream_, asio::buffer(writing_),
+    std::size_t written = 0;
+    if (kPlainTcp<Stream> && write_directly_) {
+        // Written now when the socket takes it all, as it nearly always does: an asynchronous
+        // write's handler is posted even when it completes at once, and Asio polls the sockets
+        // before it runs a posted handler, a system call per answer (docs/benchmarks.md). Over
+        // TLS a partial write would leave the record half sent, so DoT waits for the handler.
+        std::error_code ec;
+        written = stream_.write_some(asio::buffer(writing_), ec);
+        if (ec && ec != asio::error::would_block) {
+            writing_.clear();
+            close();
+            return;
+        }
+        if (written == writing_.size()) {
+            writing_.clear();
+            return;
+        }
+    }
+    asio::async_write(stream_, asio::buffer(writing_.data() + written, writing_.size() - written),
                       [self = this->shared_from_this()](const std::error_code& ec, std::size_t) {
                           self->writing_.clear();
                           if (ec) {
@@ -197,7 +242,7 @@ void DnsStreamConnection<Stream>::close() {
     }
     closed_ = true;
     slot_.set_busy(false);
-    idle_timer_.cancel();
+    idle_.cancel();
     std::error_code ignored;
     stream_.lowest_layer().shutdown(asio::ip::tcp::socket::shutdown_both, ignored);
     stream_.lowest_layer().close(ignored);

@@ -9,16 +9,17 @@
 
 #include <asio/ip/tcp.hpp>
 #include <asio/ssl/stream.hpp>
-#include <asio/steady_timer.hpp>
 #include <cstddef>
 #include <cstdint>
 #include <memory>
 #include <span>
 #include <vector>
 
+#include "idle_watch.hpp"
 #include "moat/engine/client.hpp"
 #include "moat/server/query_path.hpp"
 #include "moat/server/server.hpp"
+#include "moat/upstream/turn_end.hpp"
 #include "stream_shared.hpp"
 
 namespace moat::server {
@@ -30,7 +31,8 @@ class DnsStreamConnection final : public StreamConnection,
                                   public std::enable_shared_from_this<DnsStreamConnection<Stream>> {
 public:
     DnsStreamConnection(Stream stream, engine::Client client, QueryPath& path,
-                        const ServerOptions& options, ConnectionSlot slot);
+                        const ServerOptions& options, ConnectionSlot slot,
+                        upstream::TurnEnd& turn_end);
     ~DnsStreamConnection() override = default;
     DnsStreamConnection(const DnsStreamConnection&) = delete;
     DnsStreamConnection& operator=(const DnsStreamConnection&) = delete;
@@ -42,19 +44,23 @@ public:
 
 private:
     void read_more();
+    void on_read(const std::error_code& ec, std::size_t n);
     /// Answers every complete query in the input; false when the stream cannot be trusted.
     bool take_queries();
     void answer(std::span<const std::uint8_t> reply, bool pad);
+    /// After answers came back: takes the queries a full pipeline held back, writes, reads on.
+    void resume();
     void write_next();
-    void arm_idle_timer();
+    void watch_idle();
     void close_if_done();
     void close();
 
     Stream stream_;
-    asio::steady_timer idle_timer_;
+    IdleWatch idle_;
     QueryPath& path_;
     const ServerOptions& options_;
     ConnectionSlot slot_;
+    upstream::TurnEnd& turn_end_;
     engine::Client client_;
     std::vector<std::uint8_t> chunk_;    ///< what the read in progress fills
     std::vector<std::uint8_t> input_;    ///< bytes read and not yet taken as queries
@@ -66,6 +72,9 @@ private:
     bool taking_ = false;  ///< inside take_queries(): answers wait to leave as one batch
     bool read_stopped_ = false;
     bool closed_ = false;
+    bool write_directly_ = false;  ///< plain TCP, socket non-blocking: answers written at once
+    /// Declared last, so destroyed first: a connection gone before its turn ends is forgotten.
+    upstream::TurnEnd::Task resume_at_turn_end_;
 };
 
 extern template class DnsStreamConnection<asio::ip::tcp::socket>;

@@ -27,12 +27,14 @@ constexpr int kDropped = 400;
 
 template <typename Stream>
 DohConnection<Stream>::DohConnection(Stream stream, engine::Client client, QueryPath& path,
-                                     const ServerOptions& options, ConnectionSlot slot)
+                                     const ServerOptions& options, ConnectionSlot slot,
+                                     upstream::TurnEnd& turn_end)
     : stream_(std::move(stream)),
-      idle_timer_(stream_.get_executor()),
+      idle_(stream_.get_executor(), options.tcp_idle_timeout),
       path_(path),
       options_(options),
       slot_(std::move(slot)),
+      turn_end_(turn_end),
       client_(client) {}
 
 template <typename Stream>
@@ -45,7 +47,7 @@ void DohConnection<Stream>::start() {
             protocol_ = Protocol::http1;
         }
     }
-    arm_idle_timer();
+    watch_idle();
     read_more();
 }
 
@@ -101,17 +103,21 @@ std::size_t DohConnection<Stream>::h2_stream_limit() const noexcept {
 }
 
 template <typename Stream>
-void DohConnection<Stream>::arm_idle_timer() {
-    idle_timer_.expires_after(options_.tcp_idle_timeout);
-    idle_timer_.async_wait([self = this->shared_from_this()](const std::error_code& ec) {
+void DohConnection<Stream>::watch_idle() {
+    idle_.wait([self = this->shared_from_this()](const std::error_code& ec) {
         if (ec || self->closed_) {
+            return;
+        }
+        if (!self->idle_.timed_out()) {
+            self->watch_idle();  // active since the wait began: wait for the rest
             return;
         }
         if (self->unanswered_ == 0 && self->writing_.empty() && self->queued_.empty()) {
             log::debug("doh: closing idle connection from {}", self->client_.address.to_text());
             self->close();
         } else {
-            self->arm_idle_timer();
+            self->idle_.touch();  // still working for the client: not idle
+            self->watch_idle();
         }
     });
 }
@@ -125,26 +131,32 @@ void DohConnection<Stream>::read_more() {
     chunk_.resize(kReadChunk);
     stream_.async_read_some(asio::buffer(chunk_), [self = this->shared_from_this()](
                                                       const std::error_code& ec, std::size_t n) {
-        self->reading_ = false;
-        if (!ec) {
-            self->input_.insert(self->input_.end(), self->chunk_.begin(),
-                                self->chunk_.begin() + static_cast<std::ptrdiff_t>(n));
-        }
-        if (ec || self->closed_) {
-            self->read_stopped_ = true;
-            self->close_if_done();
-            return;
-        }
-        const std::uint64_t started_before = self->queries_started_;
-        self->take_input();
-        if (self->queries_started_ != started_before) {
-            // Only a whole request counts as activity: a client trickling bytes, or sending
-            // HTTP/2 frames that ask nothing, is closed after idle_timeout like an idle one.
-            self->arm_idle_timer();
-        }
-        self->read_more();
-        self->close_if_done();
+        // A batch, as a DNS stream's read (dns_stream_connection.cpp).
+        self->turn_end_.in_batch([&] { self->on_read(ec, n); });
     });
+}
+
+template <typename Stream>
+void DohConnection<Stream>::on_read(const std::error_code& ec, std::size_t n) {
+    reading_ = false;
+    if (!ec) {
+        input_.insert(input_.end(), chunk_.begin(),
+                      chunk_.begin() + static_cast<std::ptrdiff_t>(n));
+    }
+    if (ec || closed_) {
+        read_stopped_ = true;
+        close_if_done();
+        return;
+    }
+    const std::uint64_t started_before = queries_started_;
+    take_input();
+    if (queries_started_ != started_before) {
+        // Only a whole request counts as activity: a client trickling bytes, or sending HTTP/2
+        // frames that ask nothing, is closed after idle_timeout like an idle one.
+        idle_.touch();
+    }
+    read_more();
+    close_if_done();
 }
 
 template <typename Stream>
@@ -370,7 +382,7 @@ void DohConnection<Stream>::close() {
     }
     closed_ = true;
     slot_.set_busy(false);
-    idle_timer_.cancel();
+    idle_.cancel();
     std::error_code ignored;
     stream_.lowest_layer().shutdown(asio::ip::tcp::socket::shutdown_both, ignored);
     stream_.lowest_layer().close(ignored);

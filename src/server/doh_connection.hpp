@@ -10,7 +10,6 @@
 #pragma once
 
 #include <asio/ip/tcp.hpp>
-#include <asio/steady_timer.hpp>
 #include <cstddef>
 #include <cstdint>
 #include <deque>
@@ -21,10 +20,12 @@
 
 #include "dns_stream_connection.hpp"
 #include "doh_exchange.hpp"
+#include "idle_watch.hpp"
 #include "moat/engine/client.hpp"
 #include "moat/http/h2_session.hpp"
 #include "moat/server/query_path.hpp"
 #include "moat/server/server.hpp"
+#include "moat/upstream/turn_end.hpp"
 #include "stream_shared.hpp"
 
 namespace moat::server {
@@ -34,7 +35,7 @@ class DohConnection final : public StreamConnection,
                             public std::enable_shared_from_this<DohConnection<Stream>> {
 public:
     DohConnection(Stream stream, engine::Client client, QueryPath& path,
-                  const ServerOptions& options, ConnectionSlot slot);
+                  const ServerOptions& options, ConnectionSlot slot, upstream::TurnEnd& turn_end);
     ~DohConnection() override = default;
     DohConnection(const DohConnection&) = delete;
     DohConnection& operator=(const DohConnection&) = delete;
@@ -55,6 +56,7 @@ private:
     };
 
     void read_more();
+    void on_read(const std::error_code& ec, std::size_t n);
     void take_input();
     void take_http1_requests();
     void start_http2();
@@ -66,7 +68,7 @@ private:
     void answer_http2(std::uint32_t stream, int status, std::span<const std::uint8_t> answer);
     void flush();
     void write_next();
-    void arm_idle_timer();
+    void watch_idle();
     void close_if_done();
     void close();
     [[nodiscard]] bool pipeline_full() const noexcept;
@@ -74,10 +76,11 @@ private:
     [[nodiscard]] std::size_t h2_stream_limit() const noexcept;
 
     Stream stream_;
-    asio::steady_timer idle_timer_;
+    IdleWatch idle_;
     QueryPath& path_;
     const ServerOptions& options_;
     ConnectionSlot slot_;
+    upstream::TurnEnd& turn_end_;
     engine::Client client_;
     Protocol protocol_ = Protocol::unknown;
     std::vector<std::uint8_t> chunk_;  ///< what the read in progress fills

@@ -65,6 +65,7 @@ StreamListener::StreamListener(asio::io_context& io, asio::ip::tcp::endpoint end
                                StreamKind kind, QueryPath& path, const ServerOptions& options,
                                std::shared_ptr<StreamTotals> totals, const TlsContexts& tls)
     : acceptor_(io),
+      turn_end_(upstream::TurnEnd::of(io)),
       endpoint_(std::move(endpoint)),
       kind_(kind),
       path_(path),
@@ -262,7 +263,7 @@ void StreamListener::handshake(std::shared_ptr<Admission> a) {
 template <typename Connection, typename Stream>
 void StreamListener::run(Stream stream, Admission& a) {
     auto c = std::make_shared<Connection>(std::move(stream), a.client, path_, options_,
-                                          std::move(a.slot));
+                                          std::move(a.slot), turn_end_);
     std::erase_if(connections_, [](const auto& w) { return w.expired(); });
     connections_.push_back(c);
     c->start();

@@ -14,6 +14,7 @@
 #include "moat/engine/client.hpp"
 #include "moat/server/query_path.hpp"
 #include "moat/server/server.hpp"
+#include "moat/upstream/turn_end.hpp"
 #include "stream_shared.hpp"
 #include "tls_context.hpp"
 
@@ -53,6 +54,7 @@ private:
     [[nodiscard]] bool proxied(const IpAddress& peer) const noexcept;
 
     asio::ip::tcp::acceptor acceptor_;
+    upstream::TurnEnd& turn_end_;  ///< the batch a connection's read runs in
     asio::ip::tcp::endpoint endpoint_;
     StreamKind kind_;
     QueryPath& path_;

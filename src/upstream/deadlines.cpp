@@ -11,7 +11,7 @@ void Deadlines::Entry::disarm() noexcept {
 }
 
 Deadlines::Deadlines(asio::io_context& io)
-    : timer_(io), self_(std::make_shared<Deadlines*>(this)) {}
+    : timer_(io), turn_end_(TurnEnd::of(io)), self_(std::make_shared<Deadlines*>(this)) {}
 
 Deadlines::~Deadlines() {
     while (first_ != nullptr) {
@@ -63,7 +63,8 @@ void Deadlines::wait_until(Clock::time_point due) {
         if (!self || ec == asio::error::operation_aborted) {
             return;
         }
-        (*self)->run_due();
+        // A batch: the retries and hedges of the entries due together start as one round.
+        (*self)->turn_end_.in_batch([&] { (*self)->run_due(); });
     });
 }
 

@@ -25,6 +25,8 @@
 #include <memory>
 #include <optional>
 
+#include "moat/upstream/turn_end.hpp"
+
 namespace moat::upstream {
 
 class Deadlines {
@@ -83,6 +85,7 @@ private:
     void run_due();
 
     asio::steady_timer timer_;
+    TurnEnd& turn_end_;  ///< what the due entries send (a retry, a hedge) leaves at its end
     Entry* first_ = nullptr;
     Entry* last_ = nullptr;
     std::size_t size_ = 0;

@@ -23,6 +23,7 @@ EncryptedUpstream::EncryptedUpstream(asio::io_context& io, ServerAddress server,
                                      BootstrapResolver& bootstrap,
                                      std::chrono::milliseconds timeout)
     : io_(io),
+      turn_end_(TurnEnd::of(io)),
       server_(std::move(server)),
       tls_(std::move(tls)),
       bootstrap_(bootstrap),
@@ -275,7 +276,10 @@ void EncryptedUpstream::read_more() {
             self->drop(ec == asio::error::eof ? "closed by the server" : ec.message());
             return;
         }
-        self->on_bytes(std::span<const std::uint8_t>(self->chunk_.data(), n));
+        // A batch: the clients' answers these bytes complete leave together when they are all
+        // taken, not in a handler posted behind another poll of the sockets (turn_end.hpp).
+        self->turn_end_.in_batch(
+            [&] { self->on_bytes(std::span<const std::uint8_t>(self->chunk_.data(), n)); });
         if (self->generation_ == generation) {
             self->read_more();
         }

@@ -31,6 +31,7 @@
 #include "bootstrap.hpp"
 #include "encrypted_exchange.hpp"
 #include "moat/upstream/options.hpp"
+#include "moat/upstream/turn_end.hpp"
 #include "tls_client.hpp"
 
 namespace moat::upstream {
@@ -99,6 +100,7 @@ private:
     void fail(std::deque<Exchange>& exchanges, const std::string& why);
 
     asio::io_context& io_;
+    TurnEnd& turn_end_;  ///< the batch a read's answers are delivered in
     ServerAddress server_;
     std::shared_ptr<TlsClientContext> tls_;
     BootstrapResolver& bootstrap_;

@@ -10,6 +10,7 @@
 #include "moat/core/bytes.hpp"
 #include "moat/core/log.hpp"
 #include "moat/upstream/address.hpp"
+#include "moat/upstream/turn_end.hpp"
 #include "reply_match.hpp"
 
 namespace moat::upstream {
@@ -282,33 +283,34 @@ void Flight::start_tcp(std::size_t server) {
             fail(ec);
             return;
         }
-        asio::async_write(a.socket, asio::buffer(a.framed),
-                          [self, &a, fail](const std::error_code& wec, std::size_t /*n*/) {
-                              if (wec) {
-                                  fail(wec);
-                                  return;
-                              }
-                              asio::async_read(
-                                  a.socket, asio::buffer(a.length),
-                                  [self, &a, fail](const std::error_code& lec, std::size_t /*n*/) {
-                                      if (lec) {
-                                          fail(lec);
-                                          return;
-                                      }
-                                      a.body.resize(load_u16(a.length.data()));
-                                      asio::async_read(a.socket, asio::buffer(a.body),
-                                                       [self, &a, fail](const std::error_code& bec,
-                                                                        std::size_t /*n*/) {
-                                                           if (bec) {
-                                                               fail(bec);
-                                                               return;
-                                                           }
-                                                           if (!self->done_ && a.open) {
-                                                               self->on_tcp_reply(a);
-                                                           }
-                                                       });
-                                  });
-                          });
+        asio::async_write(
+            a.socket, asio::buffer(a.framed),
+            [self, &a, fail](const std::error_code& wec, std::size_t /*n*/) {
+                if (wec) {
+                    fail(wec);
+                    return;
+                }
+                asio::async_read(
+                    a.socket, asio::buffer(a.length),
+                    [self, &a, fail](const std::error_code& lec, std::size_t /*n*/) {
+                        if (lec) {
+                            fail(lec);
+                            return;
+                        }
+                        a.body.resize(load_u16(a.length.data()));
+                        asio::async_read(
+                            a.socket, asio::buffer(a.body),
+                            [self, &a, fail](const std::error_code& bec, std::size_t /*n*/) {
+                                if (bec) {
+                                    fail(bec);
+                                    return;
+                                }
+                                if (!self->done_ && a.open) {
+                                    TurnEnd::of(self->io_).in_batch([&] { self->on_tcp_reply(a); });
+                                }
+                            });
+                    });
+            });
     });
 }
 

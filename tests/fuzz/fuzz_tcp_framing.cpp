@@ -42,6 +42,7 @@
 #include "moat/server/query_path.hpp"
 #include "moat/server/server.hpp"
 #include "moat/upstream/forwarder.hpp"
+#include "moat/upstream/turn_end.hpp"
 #include "stream_shared.hpp"
 
 namespace {
@@ -202,7 +203,7 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
     {
         auto connection = std::make_shared<Connection>(
             std::move(socket), moat::fuzz::default_group_client(moat::engine::Transport::tcp), path,
-            options, moat::server::ConnectionSlot{});
+            options, moat::server::ConnectionSlot{}, moat::upstream::TurnEnd::of(io()));
         connection->start();
         alive = connection;
     }

@@ -5,10 +5,12 @@
 // Why not a plain asio::post for each: a handler posted while another runs waits in the
 // scheduler's queue, and Asio polls the sockets (an epoll_wait that does not block) before it
 // runs it. At a household's pace a forwarded query paid one such poll or more (9.1 system calls
-// a miss with them, 8.0 without; docs/benchmarks.md). A handler that reads a batch of
-// datagrams runs it in_batch() instead: what is deferred meanwhile runs when the batch ends,
-// before the handler returns to the event loop. Deferred outside a batch (a timer, a TCP read),
-// it runs in one handler posted for everything deferred until then, as before.
+// a miss with them, 8.0 without; docs/benchmarks.md). So every handler that can start or
+// finish forwarded queries runs its work in_batch() instead: a batch of datagrams (a UDP
+// listener's, the upstream pool's), a read of a TCP, DoT or DoH connection (a client's, an
+// encrypted upstream's, a truncated answer's TCP retry) and the deadlines' timer. What is
+// deferred meanwhile runs when the batch ends, before the handler returns to the event loop.
+// Deferred outside any batch, it runs in one handler posted for everything deferred until then.
 //
 // One per io_context (an Asio service: asio::use_service<TurnEnd>(io)), used from its thread only.
 #pragma once

@@ -30,6 +30,7 @@
 #include "moat/filter/snapshot_publisher.hpp"
 #include "moat/server/query_path.hpp"
 #include "moat/upstream/forwarder.hpp"
+#include "moat/upstream/turn_end.hpp"
 #include "support/emulation.hpp"
 
 namespace moat::server {
@@ -118,8 +119,16 @@ protected:
     // Two threads (the client's and the event loop's) allocate at once; glibc's arena lock then
     // livelocks under qemu-user, as tests/support/emulation.hpp explains.
     void SetUp() override { MOAT_SKIP_CONTENDED_THREADS_UNDER_EMULATOR(); }
+    // As the daemon does on shutdown: a query still in flight is answered (SERVFAIL) while the
+    // path it answers through is alive; the forwarder's destructor would answer it afterwards.
+    void TearDown() override {
+        if (forwarder_) {
+            forwarder_->cancel_all();
+        }
+    }
 
-    void start(std::size_t max_connections = 8, milliseconds idle = milliseconds{2000}) {
+    void start(std::size_t max_connections = 8, milliseconds idle = milliseconds{2000},
+               upstream::Options upstreams = {}) {
         port_ = free_port();
         ASSERT_NE(port_, 0);
         publisher_.publish(test::snapshot_of("ads.example\n"));
@@ -128,7 +137,7 @@ protected:
         engine::LocalZone zone;
         zone.add_txt(test::name("big.lan"), std::string(1500, 'x'));  // > 512 octets
         auto engine = std::make_shared<engine::Engine>(options, zone, publisher_, nullptr);
-        forwarder_ = std::make_unique<upstream::Forwarder>(io_, upstream::Options{});
+        forwarder_ = std::make_unique<upstream::Forwarder>(io_, std::move(upstreams));
         path_ = std::make_unique<QueryPath>(engine, *forwarder_);
         ServerOptions server_options;
         server_options.listen = {{test::v4(127, 0, 0, 1), port_}};
@@ -312,6 +321,69 @@ TEST_F(ServerTest, TcpAnswersEveryPipelinedQuery) {
               (std::set<std::uint16_t>{1, 2, 3, 4}));
 }
 
+TEST_F(ServerTest, ATcpQueryIsForwardedByTheHandlerThatReadIt) {
+    // The upstream: a socket on 127.0.0.1 that receives the forwarded query (and never answers).
+    asio::ip::udp::socket upstream_socket(io_, {asio::ip::make_address("127.0.0.1"), 0});
+    upstream::Options upstreams;
+    upstreams.routes = {upstream::Route{{upstream::ServerAddress(
+        test::v4(127, 0, 0, 1), upstream_socket.local_endpoint().port())}}};
+    start(8, milliseconds{2000}, std::move(upstreams));
+    // A blocking client on this thread: the kernel completes the connection and takes the
+    // query before the listener accepts, so the event loop can run one handler at a time.
+    const ClientSocket client(SOCK_STREAM, port_);
+    ASSERT_TRUE(client.connected());
+    ASSERT_TRUE(client.send(framed(test::make_query({.id = 7, .qname = "www.example.com"}))));
+
+    // Each handler finishes what it deferred before it returns (upstream/turn_end.hpp): the
+    // read's flight starts, and its query leaves, without a handler posted for them, before
+    // which Asio would poll the sockets once more.
+    const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(5);
+    while (upstream_socket.available() == 0 && std::chrono::steady_clock::now() < deadline) {
+        io_.run_one_for(milliseconds{100});
+        ASSERT_EQ(upstream::TurnEnd::of(io_).queued(), 0U) << "work left for a posted handler";
+    }
+    ASSERT_GT(upstream_socket.available(), 0U) << "the query never reached the upstream";
+    Bytes received(upstream_socket.available());
+    asio::ip::udp::endpoint from;
+    received.resize(upstream_socket.receive_from(asio::buffer(received), from));
+    const auto q = test::read_answer(received);  // a query parses as a message too
+    ASSERT_TRUE(q.parsed);
+    EXPECT_FALSE(q.header.qr());
+    EXPECT_EQ(q.qname, "www.example.com.");
+}
+
+TEST_F(ServerTest, AnswersBeyondWhatTheSocketTakesAtOnceArriveWhole) {
+    // 4,000 answers of 1.5 KB (6 MB) to a client that reads only once it has asked everything:
+    // the server's writes find its socket full, write part, and finish the rest later.
+    start();
+    constexpr std::uint16_t kQueries = 4000;
+    const std::vector<std::uint16_t> ids = with_client([port = port_] {
+        const ClientSocket s(SOCK_STREAM, port);
+        Bytes burst;
+        for (std::uint16_t id = 1; id <= kQueries; ++id) {
+            const Bytes f = framed(
+                test::make_query({.id = id, .qname = "big.lan", .qtype = wire::RrType::txt}));
+            burst.insert(burst.end(), f.begin(), f.end());
+        }
+        EXPECT_TRUE(s.send(burst));
+        std::this_thread::sleep_for(milliseconds{200});
+        std::vector<std::uint16_t> got;
+        for (std::uint16_t i = 0; i < kQueries; ++i) {
+            const Bytes length = s.receive_exactly(2);
+            const Bytes body =
+                length.empty() ? Bytes{} : s.receive_exactly(load_u16(length.data()));
+            const auto a = test::read_answer(body);
+            if (!a.parsed || a.records.size() != 1 || a.records[0].texts.empty()) {
+                break;
+            }
+            got.push_back(a.header.id);
+        }
+        return got;
+    });
+    ASSERT_EQ(ids.size(), kQueries);
+    EXPECT_EQ(std::set<std::uint16_t>(ids.begin(), ids.end()).size(), kQueries);
+}
+
 TEST_F(ServerTest, ConnectionsBeyondTheCapAreClosed) {
     start(/*max_connections=*/1);
     const bool second_closed = with_client([port = port_] {
@@ -333,6 +405,34 @@ TEST_F(ServerTest, IdleConnectionsAreClosed) {
         return s.connected() && s.closed_by_peer();  // recv waits up to 1 s; idle is 0.2 s
     });
     EXPECT_TRUE(closed);
+}
+
+TEST_F(ServerTest, AConnectionThatKeepsAskingOutlivesTheIdleTimeoutAndClosesOnceQuiet) {
+    start(8, milliseconds{300});
+    struct Seen {
+        int answered = 0;
+        bool closed_after = false;
+    };
+    const Seen seen = with_client([port = port_] {
+        Seen r;
+        const ClientSocket s(SOCK_STREAM, port);
+        // A query every 100 ms for 900 ms: three idle timeouts long, never 300 ms quiet.
+        for (std::uint16_t id = 1; id <= 9; ++id) {
+            if (!s.send(framed(test::make_query({.id = id, .qname = "localhost"})))) {
+                return r;
+            }
+            const Bytes length = s.receive_exactly(2);
+            if (length.empty() || s.receive_exactly(load_u16(length.data())).empty()) {
+                return r;  // closed while in use
+            }
+            ++r.answered;
+            std::this_thread::sleep_for(milliseconds{100});
+        }
+        r.closed_after = s.closed_by_peer();  // recv waits up to 1 s; idle is 0.3 s
+        return r;
+    });
+    EXPECT_EQ(seen.answered, 9);
+    EXPECT_TRUE(seen.closed_after);
 }
 
 TEST_F(ServerTest, StopReceivingEndsIntakeAndLeavesTheServerIdle) {

@@ -13,6 +13,8 @@
 #include <utility>
 #include <vector>
 
+#include "moat/upstream/turn_end.hpp"
+
 namespace moat::upstream {
 namespace {
 
@@ -180,6 +182,28 @@ TEST_F(DeadlinesTest, AnEntryDestroyedWhileArmedLeavesTheList) {
     EXPECT_EQ(list.size(), 1U);
     run();
     EXPECT_EQ(log_, std::vector<std::string>{"stays"});
+}
+
+TEST_F(DeadlinesTest, WhatTheDueEntriesDeferRunsBeforeTheTimersHandlerReturns) {
+    // A retry's or a hedge's query is deferred to the end of the turn (upstream/turn_end.hpp);
+    // the timer's handler ends that turn itself rather than post a handler for it, before which
+    // Asio would poll the sockets once more.
+    std::vector<std::string> deferred;
+    TurnEnd::Task send(TurnEnd::of(io_), [&] { deferred.emplace_back("sent"); });
+    Deadlines list(io_);
+    Recorder retry("retry", log_);
+    Recorder hedge("hedge", log_);
+    retry.then = [&] { send.defer(); };
+    hedge.then = [&] { send.defer(); };
+    const auto due = Clock::now() + milliseconds{5};
+    list.arm(retry, due);
+    list.arm(hedge, due);
+    io_.restart();
+    while (log_.empty() && io_.run_one_for(kEnough) != 0) {
+    }
+    EXPECT_EQ(log_, (std::vector<std::string>{"retry", "hedge"}));
+    EXPECT_EQ(deferred, (std::vector<std::string>{"sent"})) << "once, in the timer's handler";
+    EXPECT_EQ(TurnEnd::of(io_).queued(), 0U);
 }
 
 TEST_F(DeadlinesTest, ALoopThatOutlivesTheListRunsNothingOfIt) {
