@@ -60,7 +60,8 @@ void DnsStreamConnection<Stream>::watch_idle() {
             self->watch_idle();  // active since the wait began: wait for the rest
             return;
         }
-        if (self->unanswered_ == 0 && self->writing_.empty()) {
+        // Answers queued for the end of a turn count as work: they have not left yet.
+        if (self->unanswered_ == 0 && self->writing_.empty() && self->queued_.empty()) {
             log::debug("{}: closing idle connection from {}",
                        engine::to_text(self->client_.transport), self->client_.address.to_text());
             self->close();
