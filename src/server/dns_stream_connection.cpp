@@ -56,10 +56,6 @@ void DnsStreamConnection<Stream>::watch_idle() {
         if (ec || self->closed_) {
             return;
         }
-        if (!self->idle_.timed_out()) {
-            self->watch_idle();  // active since the wait began: wait for the rest
-            return;
-        }
         // Answers queued for the end of a turn count as work: they have not left yet.
         if (self->unanswered_ == 0 && self->writing_.empty() && self->queued_.empty()) {
             log::debug("{}: closing idle connection from {}",

@@ -108,10 +108,6 @@ void DohConnection<Stream>::watch_idle() {
         if (ec || self->closed_) {
             return;
         }
-        if (!self->idle_.timed_out()) {
-            self->watch_idle();  // active since the wait began: wait for the rest
-            return;
-        }
         if (self->unanswered_ == 0 && self->writing_.empty() && self->queued_.empty()) {
             log::debug("doh: closing idle connection from {}", self->client_.address.to_text());
             self->close();

@@ -9,6 +9,7 @@
 
 #include <asio/steady_timer.hpp>
 #include <chrono>
+#include <system_error>
 #include <utility>
 
 namespace moat::server {
@@ -24,18 +25,19 @@ public:
     /// The connection did something: its idle time counts from now.
     void touch() noexcept { last_activity_ = Clock::now(); }
 
-    /// True once nothing touched the watch for the whole timeout.
-    [[nodiscard]] bool timed_out() const noexcept {
-        return Clock::now() - last_activity_ >= timeout_;
-    }
-
-    /// Calls `handler(error_code)` when the timeout, counted from the last touch, runs out (at
-    /// once if it has). A touch meanwhile does not move the wait: the handler checks
-    /// timed_out() and waits again for the rest.
+    /// Calls `handler(error_code)` once nothing touched the watch for the whole timeout, or
+    /// with operation_aborted after cancel(). The handler must keep the watch's owner, and so
+    /// the watch, alive (a connection's handler holds a shared_ptr to it).
     template <typename Handler>
-    void wait(Handler&& handler) {
+    void wait(Handler handler) {
         timer_.expires_at(last_activity_ + timeout_);
-        timer_.async_wait(std::forward<Handler>(handler));
+        timer_.async_wait([this, handler = std::move(handler)](const std::error_code& ec) mutable {
+            if (!ec && Clock::now() - last_activity_ < timeout_) {
+                wait(std::move(handler));  // touched since the wait began: wait for the rest
+                return;
+            }
+            handler(ec);
+        });
     }
 
     void cancel() { timer_.cancel(); }
