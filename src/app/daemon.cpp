@@ -168,6 +168,11 @@ public:
     }
 
     ~Daemon() override {
+        // Queries still in flight are answered (SERVFAIL) while the path and the listeners they
+        // answer through exist: ~Forwarder would answer them too, but after both are gone. A
+        // normal stop has cancelled them already (drain()); this covers an exception that
+        // unwinds out of run(), which main() reports.
+        forwarder_.cancel_all();
         refresher_.stop();
         compiles_.stop();
         api_work_.stop();
