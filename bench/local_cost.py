@@ -14,9 +14,14 @@ Loopback only.
 With --baseline OTHER_BINARY a second daemon of that build answers the same names beside them,
 interleaved with the other two: a change to the query path against the commit before it, in the
 same run.
+
+With --blocked the daemons also load a blocklist of 1,000,000 generated names, and dnsperf asks
+for 100,000 drawn from it (the shape of ../shared/bench/peers.sh's blocked file): queries whose
+blocklist reads miss the CPU's caches, where the local names' reads stay in them.
 """
 
 import argparse
+import random
 import re
 import subprocess
 import sys
@@ -28,6 +33,29 @@ import forward_cost
 import local_daemon
 
 SYSCALLS = ["epoll_wait", "epoll_ctl", "recvmmsg", "sendmmsg", "recvfrom", "sendto", "futex"]
+
+
+BLOCKED_NAMES = 1_000_000
+BLOCKED_QUERIES = 100_000
+
+
+def write_blocked_inputs(work: Path) -> tuple[Path, str]:
+    """A blocklist of BLOCKED_NAMES generated names (fixed seed) and a query file of
+    BLOCKED_QUERIES names drawn from it; returns the query file and the daemons' TOML for the
+    list."""
+    rng = random.Random(4)
+    alphabet = "abcdefghijklmnopqrstuvwxyz0123456789"
+    tlds = ["com", "net", "org", "io", "de", "co.uk", "info", "xyz"]
+    names: set[str] = set()
+    while len(names) < BLOCKED_NAMES:
+        label = "".join(rng.choices(alphabet, k=rng.randint(4, 14)))
+        parent = "".join(rng.choices(alphabet, k=rng.randint(3, 10)))
+        names.add(f"{label}.{parent}.{rng.choice(tlds)}")
+    ordered = sorted(names)
+    (work / "blocklist.txt").write_text("".join(n + "\n" for n in ordered))
+    queries = work / "blocked-queries"
+    queries.write_text("".join(f"{rng.choice(ordered)} A\n" for _ in range(BLOCKED_QUERIES)))
+    return queries, f'[[blocklists]]\nname = "generated"\npath = "{work / "blocklist.txt"}"\n'
 
 
 def dnsperf(port: int, queries: Path, seconds: int) -> tuple[float, int]:
@@ -69,19 +97,26 @@ def main() -> int:
     ap.add_argument("--reps", type=int, default=3)
     ap.add_argument("--syscalls", action="store_true")
     ap.add_argument("--baseline", help="another dnsmoat binary, measured beside --binary")
+    ap.add_argument("--blocked", action="store_true",
+                    help="the daemons ask about names of a 1,000,000-name blocklist instead")
     args = ap.parse_args()
     with tempfile.TemporaryDirectory(prefix="moat-localcost-") as tmp:
         work = Path(tmp)
         queries = local_daemon.write_inputs(work)
+        extra_toml = ""
+        if args.blocked:
+            queries, extra_toml = write_blocked_inputs(work)
         responder = args.responder
         if responder.endswith(".c"):
             subprocess.run(["cc", "-O2", "-o", str(work / "echo_responder"), responder],
                            check=True)
             responder = str(work / "echo_responder")
-        daemon, daemon_port = local_daemon.start(args.binary, work, "d", "enabled = false")
+        daemon, daemon_port = local_daemon.start(args.binary, work, "d", "enabled = false",
+                                                   extra_toml=extra_toml)
         baseline = None
         if args.baseline:
-            baseline, baseline_port = local_daemon.start(args.baseline, work, "b", "enabled = false")
+            baseline, baseline_port = local_daemon.start(args.baseline, work, "b", "enabled = false",
+                                                         extra_toml=extra_toml)
         echo_port = local_daemon.free_port()
         echo = subprocess.Popen([responder, str(echo_port)], stderr=subprocess.DEVNULL)
         time.sleep(0.3)
