@@ -1,5 +1,6 @@
 #include "moat/querylog/log_writer.hpp"
 
+#include <algorithm>
 #include <chrono>
 #include <span>
 
@@ -48,6 +49,7 @@ LogWriter::Flushed LogWriter::write() {
     if (!pending_.empty()) {
         if (auto stored = database_.append(pending_); stored) {
             result.written = pending_.size();
+            result.trimmed = trim_to_size(result.written);
         } else {
             result.lost = pending_.size();
             result.error = stored.error();
@@ -57,6 +59,25 @@ LogWriter::Flushed LogWriter::write() {
     written_total_.fetch_add(result.written, std::memory_order_relaxed);
     lost_total_.fetch_add(result.lost, std::memory_order_relaxed);
     return result;
+}
+
+std::size_t LogWriter::trim_to_size(std::size_t written) {
+    // The minute's prune() deletes at most 20 steps of kPruneBatch rows; under a flood a batch
+    // of 20,000 rows is written every half second, and the file grew past max_size without end.
+    // Twice the rows written: the file shrinks back after a flood, and one write never becomes
+    // an unbounded deletion. (Rows older than the retention wait for prune(): time 0 here.)
+    const std::size_t budget = 2 * written;
+    std::size_t trimmed = 0;
+    while (trimmed < budget) {
+        const std::uint64_t step = std::min<std::uint64_t>(kPruneBatch, budget - trimmed);
+        auto pruned = database_.prune(0, options_.max_bytes, step);
+        // A failure here costs no entry (they are stored); prune() reports it within a minute.
+        if (!pruned || pruned->oversize == 0) {
+            break;
+        }
+        trimmed += pruned->oversize;
+    }
+    return trimmed;
 }
 
 tl::expected<Pruned, std::string> LogWriter::prune(std::int64_t now_us, int max_steps) {

@@ -34,12 +34,15 @@ public:
         std::size_t written = 0;  ///< rows stored
         std::size_t skipped = 0;  ///< entries the privacy level or an exclusion kept out
         std::size_t lost = 0;     ///< entries lost to a database error
+        std::size_t trimmed = 0;  ///< oldest rows deleted after it to keep within max_bytes
         std::string error;        ///< the database error, if any
     };
     /// Moves what waits in the queue into the pending batch; returns how many were taken (those
     /// the privacy level or an exclusion keep out are counted in the next write's `skipped`).
     std::size_t collect();
-    /// Writes the pending batch in one transaction.
+    /// Writes the pending batch in one transaction, then deletes the oldest rows while the
+    /// file is over max_bytes, up to twice the rows written: the size limit holds as rows
+    /// arrive, also under a flood, not only at the next prune().
     Flushed write();
     /// collect() then write().
     Flushed flush() {
@@ -67,6 +70,8 @@ public:
 
 private:
     void feed_stats(const Entry& stored);
+    /// The size part of prune() after a write of `written` rows; returns the rows deleted.
+    std::size_t trim_to_size(std::size_t written);
 
     LogOptions options_;
     EntryQueue& queue_;

@@ -145,6 +145,45 @@ TEST_F(LogWriterTest, PruneAppliesTheRetention) {
     EXPECT_EQ(rows().back().domain, "h23.test");
 }
 
+TEST_F(LogWriterTest, TheFileStaysWithinItsSizeWhileRowsComeFasterThanPruneDeletesThem) {
+    LogOptions o;
+    o.max_bytes = std::uint64_t{1} << 20U;  // the smallest max_size the config takes
+    LogWriter w = make(o);
+    // A flood: batches of 4,000 rows, about 5 MiB in all, written back to back with no prune()
+    // between them (the daemon calls it once a minute).
+    constexpr int kBatches = 12;
+    constexpr int kRows = 4000;
+    std::size_t trimmed = 0;
+    for (int b = 0; b < kBatches; ++b) {
+        for (int i = 0; i < kRows; ++i) {
+            const int n = b * kRows + i;
+            ASSERT_TRUE(
+                queue_.push(entry(kT0 + n, "host" + std::to_string(n % 64) + ".flood.test")));
+            if (i % 512 == 511) {
+                w.collect();  // the queue holds 1,024
+            }
+        }
+        const auto flushed = w.flush();
+        ASSERT_EQ(flushed.written, static_cast<std::size_t>(kRows));
+        trimmed += flushed.trimmed;
+        auto reader = Database::open(path_, Database::Mode::read);
+        ASSERT_TRUE(reader);
+        const auto used = reader->used_bytes();
+        ASSERT_TRUE(used);
+        EXPECT_LE(*used, o.max_bytes) << "after batch " << b;
+    }
+    EXPECT_GT(trimmed, 0U);
+    // The oldest rows went, the newest stayed.
+    auto reader = Database::open(path_, Database::Mode::read);
+    ASSERT_TRUE(reader);
+    const auto count = reader->row_count();
+    ASSERT_TRUE(count);
+    EXPECT_EQ(*count, static_cast<std::uint64_t>(kBatches) * kRows - trimmed);
+    const auto r = rows();
+    ASSERT_FALSE(r.empty());
+    EXPECT_EQ(r.front().time_us, kT0 + std::int64_t{kBatches} * kRows - 1);  // newest first
+}
+
 TEST_F(LogWriterTest, AFullDiskLosesTheBatchCountsItAndTheWriterGoesOn) {
     LogWriter w = make({});
     for (int i = 0; i < 1000; ++i) {
