@@ -39,7 +39,7 @@ chromium python3-yaml unbound curl python3-h2"
 libre2-dev:arm64 libspdlog-dev:arm64 libfmt-dev:arm64 libcurl4-openssl-dev:arm64 \
 libsqlite3-dev:arm64 libargon2-dev:arm64 libssl-dev:arm64 libnghttp2-dev:arm64"
     [package]="dpkg-dev file binutils-aarch64-linux-gnu systemd systemd-container debootstrap"
-    [bench]="valgrind strace"
+    [bench]="valgrind strace sqlite3"
     [soak]="python3-matplotlib dnsperf knot knot-dnsutils openssl curl"
 )
 ALL_GROUPS=(build test fuzz aarch64 package bench soak)
