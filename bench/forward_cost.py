@@ -94,6 +94,15 @@ zone:
     return proc, port
 
 
+def stop_all(servers: list[subprocess.Popen], knot: subprocess.Popen) -> None:
+    """Stops the servers (SIGTERM, as systemd would) and then their upstream."""
+    for proc in servers:
+        proc.send_signal(signal.SIGTERM)
+        proc.wait(timeout=30)
+    knot.terminate()
+    knot.wait(timeout=10)
+
+
 def start_daemon(binary: str, work: Path, name: str, upstream: int, tunables: str | None,
                  extra_env: dict[str, str] | None = None,
                  extra_toml: str = "") -> tuple[subprocess.Popen, int]:
@@ -170,11 +179,7 @@ def main() -> int:
             for name, (proc, _) in daemons.items():
                 rss[name] = vm_rss_mib(proc.pid)
         finally:
-            for proc, _ in daemons.values():
-                proc.send_signal(signal.SIGTERM)
-                proc.wait(timeout=30)
-            knot.terminate()
-            knot.wait(timeout=10)
+            stop_all([proc for proc, _ in daemons.values()], knot)
     print("| dnsmoat, cache misses | qps (median) | CPU µs per query (medians): all (user, system) "
           "| VmRSS after (MiB) |\n|---|---|---|---|")
     for name, rows in results.items():

@@ -20,7 +20,8 @@
 #            Depends, the cross binutils (strip, objdump) for the arm64 package, systemd-analyze,
 #            and for tests/system/boot_test.sh debootstrap and systemd-nspawn (systemd-container)
 #   bench    valgrind (cachegrind/callgrind for instruction counts), strace for
-#            bench/miss_syscalls.py
+#            bench/miss_syscalls.py, sqlite3 for bench/querylog_size_cap.py, dnsdist beside
+#            which bench/paced_miss_peer.py and bench/encrypted_peers.py measure
 #   soak     scripts/soak.sh: matplotlib for its plot, and its load and peers (dnsperf, knotd,
 #            kdig, openssl for the DoT test certificate, curl for the API reads)
 #   all      every group above
@@ -39,7 +40,7 @@ chromium python3-yaml unbound curl python3-h2"
 libre2-dev:arm64 libspdlog-dev:arm64 libfmt-dev:arm64 libcurl4-openssl-dev:arm64 \
 libsqlite3-dev:arm64 libargon2-dev:arm64 libssl-dev:arm64 libnghttp2-dev:arm64"
     [package]="dpkg-dev file binutils-aarch64-linux-gnu systemd systemd-container debootstrap"
-    [bench]="valgrind strace sqlite3"
+    [bench]="valgrind strace sqlite3 dnsdist"
     [soak]="python3-matplotlib dnsperf knot knot-dnsutils openssl curl"
 )
 ALL_GROUPS=(build test fuzz aarch64 package bench soak)

@@ -16,6 +16,16 @@ UdpListener::UdpListener(asio::io_context& io, asio::ip::udp::endpoint endpoint,
     : io_(io),
       turn_end_(upstream::TurnEnd::of(io)),
       socket_(io),
+      readable_(socket_,
+                [this](const std::error_code& ec) {
+                    if (!receiving_ || ec == asio::error::operation_aborted) {
+                        return;
+                    }
+                    if (ec) {
+                        log::debug("udp: wait error: {}", ec.message());
+                    }
+                    drain();
+                }),
       endpoint_(std::move(endpoint)),
       path_(path),
       in_(kBatch, kInSlotBytes),
@@ -73,15 +83,11 @@ void UdpListener::stop_receiving() {
 }
 
 void UdpListener::wait_readable() {
-    socket_.async_wait(asio::socket_base::wait_read, [this](const std::error_code& ec) {
-        if (!receiving_ || ec == asio::error::operation_aborted) {
-            return;
-        }
-        if (ec) {
-            log::debug("udp: wait error: {}", ec.message());
-        }
-        drain();
-    });
+    if (in_.emptied()) {
+        readable_.wait();  // the next datagram is a new edge: no re-arm
+    } else {
+        readable_.rearm();  // never read, or the read failed: whatever waits is reported again
+    }
 }
 
 void UdpListener::drain() {
@@ -102,7 +108,7 @@ void UdpListener::drain_batches() {
         }
         flush_answers();
         if (n < kBatch) {
-            // Empty (or nearly): the next datagram is a new readiness event.
+            // Emptied (or the read failed): wait for the next datagram.
             wait_readable();
             return;
         }

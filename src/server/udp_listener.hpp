@@ -26,6 +26,7 @@
 #include "moat/engine/client.hpp"
 #include "moat/server/query_path.hpp"
 #include "moat/upstream/datagram_batch.hpp"
+#include "moat/upstream/readable_watch.hpp"
 #include "moat/upstream/turn_end.hpp"
 
 namespace moat::server {
@@ -54,6 +55,8 @@ public:
     [[nodiscard]] bool idle() const noexcept { return out_count_ == 0; }
 
 private:
+    /// Waits for the next datagram, re-arming the socket's registration only when the last read
+    /// did not find it empty (readable_watch.hpp).
     void wait_readable();
     /// Reads and answers batches until the socket is empty or the turn is used up, then runs
     /// what they deferred to the end of the turn (the queries they forward).
@@ -71,6 +74,8 @@ private:
     asio::io_context& io_;
     upstream::TurnEnd& turn_end_;
     asio::ip::udp::socket socket_;
+    /// Calls drain() when the socket has datagrams again (after the socket: destroyed first).
+    upstream::ReadableWatch readable_;
     asio::ip::udp::endpoint endpoint_;
     QueryPath& path_;
     bool receiving_ = true;

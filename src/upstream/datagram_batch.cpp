@@ -29,12 +29,14 @@ std::size_t DatagramBatch::receive(int fd, std::string_view who) {
     const int got = ::recvmmsg(fd, messages_.data(), static_cast<unsigned>(messages_.size()),
                                MSG_DONTWAIT, nullptr);
     if (got < 0) {
-        if (errno != EAGAIN && errno != EWOULDBLOCK && errno != EINTR) {
+        emptied_ = errno == EAGAIN || errno == EWOULDBLOCK;
+        if (!emptied_ && errno != EINTR) {
             log::debug("{}: receive error: {}", who,
                        std::strerror(errno));  // NOLINT(concurrency-mt-unsafe)
         }
         return 0;
     }
+    emptied_ = static_cast<std::size_t>(got) < messages_.size();
     return static_cast<std::size_t>(got);
 }
 

@@ -9,15 +9,30 @@
 
 #include "moat/core/bytes.hpp"
 #include "moat/core/log.hpp"
+#include "moat/upstream/readable_watch.hpp"
 
 namespace moat::upstream {
 
-struct UdpPool::Socket {
-    Socket(asio::io_context& io, std::shared_ptr<FlightMemory> pool)
-        : memory(std::move(pool)), socket(io), waiting(memory.get()) {}
+struct UdpPool::Socket : std::enable_shared_from_this<Socket> {
+    /// A retired socket outlives the pool when it still waits for answers: its handler checks
+    /// that the pool is alive before it touches it.
+    Socket(asio::io_context& io, std::shared_ptr<FlightMemory> pool, std::weak_ptr<UdpPool*> owner)
+        : memory(std::move(pool)),
+          socket(io),
+          readable(socket,
+                   [this, owner = std::move(owner)](const std::error_code& ec) {
+                       const auto alive = owner.lock();
+                       if (!alive || closed || ec == asio::error::operation_aborted) {
+                           return;
+                       }
+                       // Held while its answers are handed on: the last ticket may let it go.
+                       (*alive)->drain(shared_from_this());
+                   }),
+          waiting(memory.get()) {}
     /// First, so it is destroyed after the map whose nodes it holds.
     std::shared_ptr<FlightMemory> memory;
     asio::ip::udp::socket socket;
+    ReadableWatch readable;  ///< after the socket it watches, so destroyed before it
     std::pmr::unordered_map<std::uint16_t, ReplySink*> waiting;
     /// Queries queued this turn: their bytes back to back, and where each goes.
     struct Queued {
@@ -59,7 +74,7 @@ UdpPool::~UdpPool() {
 }
 
 std::shared_ptr<UdpPool::Socket> UdpPool::open_socket(bool v6, std::error_code& ec) {
-    auto s = std::make_shared<Socket>(io_, memory_);
+    auto s = std::make_shared<Socket>(io_, memory_, self_);
     s->socket.open(v6 ? asio::ip::udp::v6() : asio::ip::udp::v4(), ec);
     if (!ec) {
         // Port 0: the kernel picks a random ephemeral port.
@@ -71,7 +86,7 @@ std::shared_ptr<UdpPool::Socket> UdpPool::open_socket(bool v6, std::error_code& 
     if (ec) {
         return nullptr;
     }
-    receive(s);
+    s->readable.wait();  // never read: reported at once if something waits already
     return s;
 }
 
@@ -181,7 +196,7 @@ void UdpPool::cancel(Ticket& ticket) noexcept {
 void UdpPool::retire(const std::shared_ptr<Socket>& s) noexcept {
     s->retired = true;
     close_if_idle_and_retired(*s);
-    // Its receive handler (and the tickets still out) keep it alive until it is closed.
+    // The tickets still out keep it alive until it is closed.
 }
 
 void UdpPool::close_if_idle_and_retired(Socket& s) noexcept {
@@ -190,19 +205,6 @@ void UdpPool::close_if_idle_and_retired(Socket& s) noexcept {
         std::error_code ignored;
         s.socket.close(ignored);
     }
-}
-
-void UdpPool::receive(const std::shared_ptr<Socket>& s) {
-    // A retired socket outlives the pool when it still waits for answers: the handler checks
-    // that the pool is alive before it touches it.
-    s->socket.async_wait(asio::socket_base::wait_read,
-                         [alive = std::weak_ptr<UdpPool*>(self_), s](const std::error_code& ec) {
-                             const auto self = alive.lock();
-                             if (!self || s->closed || ec == asio::error::operation_aborted) {
-                                 return;
-                             }
-                             (*self)->drain(s);
-                         });
 }
 
 void UdpPool::drain(const std::shared_ptr<Socket>& s) {
@@ -221,8 +223,13 @@ void UdpPool::drain_batches(const std::shared_ptr<Socket>& s) {
             return;
         }
         if (n < kReceiveBatch) {
-            // Read until empty: the next datagram is a new readiness event.
-            receive(s);
+            // Emptied: the next datagram is a new edge, reported without a re-arm. After a
+            // failed read, re-arm: whatever waits behind the error is reported again.
+            if (in_.emptied()) {
+                s->readable.wait();
+            } else {
+                s->readable.rearm();
+            }
             return;
         }
     }

@@ -95,8 +95,6 @@ private:
     struct Socket;
     std::shared_ptr<Socket> open_socket(bool v6, std::error_code& ec);
     std::shared_ptr<Socket>& pick(bool v6, std::error_code& ec);
-    /// Waits until `s` is readable, then drains it.
-    void receive(const std::shared_ptr<Socket>& s);
     void drain(const std::shared_ptr<Socket>& s);
     void drain_batches(const std::shared_ptr<Socket>& s);
     void dispatch(Socket& s, std::size_t slot);

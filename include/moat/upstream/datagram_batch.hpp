@@ -28,6 +28,10 @@ public:
     /// Reads up to slots() datagrams from the non-blocking socket `fd`: how many arrived, 0 when
     /// none was waiting or on an error (logged at debug level, prefixed with `who`).
     std::size_t receive(int fd, std::string_view who);
+    /// Whether the last receive() found the socket empty: it read fewer datagrams than slots()
+    /// without an error. Then the next datagram to arrive is a new readiness edge
+    /// (ReadableWatch::wait); after an error it may not be.
+    [[nodiscard]] bool emptied() const noexcept { return emptied_; }
 
     [[nodiscard]] std::size_t slots() const noexcept { return messages_.size(); }
     /// Datagram `i` of the last receive(): its bytes (cut to the slot when truncated()).
@@ -54,6 +58,7 @@ private:
     std::vector<mmsghdr> messages_;
     std::vector<iovec> vectors_;
     std::vector<sockaddr_storage> sources_;
+    bool emptied_ = false;
 };
 
 }  // namespace moat::upstream

@@ -66,5 +66,20 @@ TEST_F(DatagramBatchTest, ReadsWhatIsWaitingUpToItsSlotsWithSendersAndCutMarks) 
     EXPECT_EQ(batch.receive(receiver_.native_handle(), "test"), 0U);
 }
 
+TEST_F(DatagramBatchTest, SaysWhetherTheLastReceiveFoundTheSocketEmpty) {
+    DatagramBatch batch(2, 8);
+    EXPECT_EQ(batch.receive(receiver_.native_handle(), "test"), 0U);
+    EXPECT_TRUE(batch.emptied()) << "nothing waited";
+
+    send_all({{1}, {2}, {3}});
+    ASSERT_EQ(batch.receive(receiver_.native_handle(), "test"), 2U);
+    EXPECT_FALSE(batch.emptied()) << "every slot filled: more may wait";
+    ASSERT_EQ(batch.receive(receiver_.native_handle(), "test"), 1U);
+    EXPECT_TRUE(batch.emptied()) << "fewer than the slots: the socket was read to the end";
+
+    EXPECT_EQ(batch.receive(-1, "test"), 0U);
+    EXPECT_FALSE(batch.emptied()) << "a failed read says nothing about what waits";
+}
+
 }  // namespace
 }  // namespace moat::upstream
