@@ -4,10 +4,11 @@
 #include <cstddef>
 #include <utility>
 
-// The versions whose epoll_reactor::start_op has the signature and the speculative path used
-// below (1.29 added parameters for immediate completions).
+// The versions whose epoll_reactor (start_op, its speculative path, descriptor_state's
+// try_speculative_) this was checked against: 1.22, Debian 12's. Later versions changed
+// start_op (immediate completions); read them before widening this.
 #if !defined(MOAT_READABLE_WATCH_ASYNC_WAIT) && defined(ASIO_HAS_EPOLL) && \
-    !defined(ASIO_HAS_IO_URING_AS_DEFAULT) && ASIO_VERSION >= 102200 && ASIO_VERSION < 102900
+    !defined(ASIO_HAS_IO_URING_AS_DEFAULT) && ASIO_VERSION >= 102200 && ASIO_VERSION < 102300
 #define MOAT_READABLE_WATCH_SPECULATIVE 1
 #include <asio/detail/reactor.hpp>
 #include <asio/detail/reactor_op.hpp>

@@ -12,7 +12,7 @@
 // the blocklist (docs/benchmarks.md, "Waits without re-arming").
 //
 // The speculative start is asio's detail layer (reactor_op, epoll_reactor::start_op), so it is
-// used only with the asio versions whose reactor was read for it (Debian 12 has 1.22); with any
+// used only with the asio version whose reactor was read for it (1.22, Debian 12's); with any
 // other, and when MOAT_READABLE_WATCH_ASYNC_WAIT is defined (the fallback's tests), both waits
 // are async_wait.
 //
