@@ -36,8 +36,7 @@ import local_daemon
 def thread_counts(pid: int) -> tuple[float, int, int]:
     """CPU seconds (user + system) and the voluntary and involuntary context switches, summed
     over the process's threads."""
-    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
-    cpu = (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+    cpu = sum(forward_cost.cpu_seconds(pid))
     sleeps = preempted = 0
     for task in Path(f"/proc/{pid}/task").iterdir():
         try:

@@ -59,7 +59,7 @@ private:
         op->pending = false;
         const std::error_code ec = std::exchange(op->ec_, std::error_code());
         if (op->orphaned) {
-            delete op;  // NOLINT(cppcoreguidelines-owning-memory): handed back by the reactor
+            delete op;  // handed back by the reactor, and nobody else holds it
             return;
         }
         if (owner != nullptr) {
@@ -121,7 +121,7 @@ private:
         }
         op->pending = false;
         if (op->orphaned) {
-            delete op;  // NOLINT(cppcoreguidelines-owning-memory): the watch left it to us
+            delete op;  // the watch left it to us
             return false;
         }
         return true;
@@ -143,15 +143,14 @@ bool ReadableWatch::skips_rearm() noexcept { return false; }
 
 ReadableWatch::ReadableWatch(asio::ip::udp::socket& socket, Handler on_readable)
     : socket_(socket),
-      // NOLINTNEXTLINE(cppcoreguidelines-owning-memory): shared with the reactor, see
-      // ~ReadableWatch
+      // Not a unique_ptr: while a wait is pending the reactor holds it (~ReadableWatch).
       operation_(new Operation(socket, std::move(on_readable))) {}
 
 ReadableWatch::~ReadableWatch() {
     if (operation_->pending) {
         operation_->orphaned = true;  // the reactor still holds it and frees it
     } else {
-        delete operation_;  // NOLINT(cppcoreguidelines-owning-memory)
+        delete operation_;
     }
 }
 
