@@ -51,7 +51,7 @@ tl::expected<void, std::string> UdpListener::start() {
         return tl::unexpected("udp " + endpoint_.address().to_string() + ":" +
                               std::to_string(endpoint_.port()) + ": " + ec.message());
     }
-    wait_readable();
+    readable_.wait_after(in_);
     return {};
 }
 
@@ -72,7 +72,7 @@ tl::expected<void, std::string> UdpListener::adopt(int fd) {
     if (ec) {
         return tl::unexpected("inherited udp socket " + std::to_string(fd) + ": " + ec.message());
     }
-    wait_readable();
+    readable_.wait_after(in_);
     return {};
 }
 
@@ -80,14 +80,6 @@ void UdpListener::stop_receiving() {
     receiving_ = false;
     std::error_code ignored;
     socket_.cancel(ignored);
-}
-
-void UdpListener::wait_readable() {
-    if (in_.emptied()) {
-        readable_.wait();  // the next datagram is a new edge: no re-arm
-    } else {
-        readable_.rearm();  // never read, or the read failed: whatever waits is reported again
-    }
 }
 
 void UdpListener::drain() {
@@ -108,8 +100,7 @@ void UdpListener::drain_batches() {
         }
         flush_answers();
         if (n < kBatch) {
-            // Emptied (or the read failed): wait for the next datagram.
-            wait_readable();
+            readable_.wait_after(in_);  // emptied, or a failed read
             return;
         }
     }

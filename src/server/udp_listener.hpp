@@ -55,9 +55,6 @@ public:
     [[nodiscard]] bool idle() const noexcept { return out_count_ == 0; }
 
 private:
-    /// Waits for the next datagram, re-arming the socket's registration only when the last read
-    /// did not find it empty (readable_watch.hpp).
-    void wait_readable();
     /// Reads and answers batches until the socket is empty or the turn is used up, then runs
     /// what they deferred to the end of the turn (the queries they forward).
     void drain();

@@ -4,6 +4,8 @@
 #include <cstddef>
 #include <utility>
 
+#include "moat/upstream/datagram_batch.hpp"
+
 // The versions whose epoll_reactor (start_op, its speculative path, descriptor_state's
 // try_speculative_) this was checked against: 1.22, Debian 12's. Later versions changed
 // start_op (immediate completions); read them before widening this.
@@ -157,5 +159,13 @@ ReadableWatch::~ReadableWatch() {
 void ReadableWatch::wait() { start(true); }
 
 void ReadableWatch::rearm() { start(false); }
+
+void ReadableWatch::wait_after(const DatagramBatch& last_read) {
+    if (last_read.emptied()) {
+        wait();  // the next datagram is a new edge: no re-arm
+    } else {
+        rearm();  // never read, or the read failed: whatever waits is reported again
+    }
+}
 
 }  // namespace moat::upstream

@@ -223,13 +223,7 @@ void UdpPool::drain_batches(const std::shared_ptr<Socket>& s) {
             return;
         }
         if (n < kReceiveBatch) {
-            // Emptied: the next datagram is a new edge, reported without a re-arm. After a
-            // failed read, re-arm: whatever waits behind the error is reported again.
-            if (in_.emptied()) {
-                s->readable.wait();
-            } else {
-                s->readable.rearm();
-            }
+            s->readable.wait_after(in_);  // emptied, or a failed read
             return;
         }
     }

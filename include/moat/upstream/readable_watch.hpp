@@ -25,6 +25,8 @@
 
 namespace moat::upstream {
 
+class DatagramBatch;
+
 class ReadableWatch {
 public:
     /// Called once per wait: with no error when the socket may have datagrams (a read can find it
@@ -48,6 +50,9 @@ public:
     void wait();
     /// Waits for a datagram, reporting one that waits already: after a read that failed.
     void rearm();
+    /// The wait that follows a read with `last_read`: wait() when that read found the socket
+    /// empty, rearm() when it failed or has not happened (what is left is reported again).
+    void wait_after(const DatagramBatch& last_read);
 
     /// Whether wait() skips the re-arm in this build (false: it is async_wait).
     static bool skips_rearm() noexcept;
