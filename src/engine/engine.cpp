@@ -312,7 +312,7 @@ Decision Engine::answer_question(const wire::MessageView& view, const wire::Ques
 
     // The cache's first read (its key needs the DO bit).
     const std::size_t group = groups_->group_of(client);
-    // read_query_edns() above walked every record, so the key needs no second walk.
+    // read_query_edns() above read every record, so the key needs no second walk.
     cache::CacheKey key =
         cache::CacheKey::of_lowered_question(view, q, lower.wire(), to.edns.dnssec_ok);
     const GroupOptions& g = groups_->group(group);

@@ -1,14 +1,53 @@
 #include "query_edns.hpp"
 
+#include <optional>
+
 #include "moat/wire/rdata.hpp"
 
 namespace moat::engine {
+namespace {
+
+/// Takes an OPT record into `result`; an error means FORMERR.
+tl::expected<void, wire::WireError> take_opt(const wire::RecordView& rr, QueryEdns& result) {
+    if (result.client.present || !rr.owner.is_root() || rr.section != wire::Section::additional) {
+        return tl::unexpected(wire::WireError{wire::Errc::bad_opt, rr.rdata_offset});
+    }
+    auto opt = wire::rdata::read_opt(rr);
+    if (!opt) {
+        return tl::unexpected(opt.error());
+    }
+    result.client.present = true;
+    result.client.dnssec_ok = opt->dnssec_ok;
+    result.client.udp_payload_size = opt->udp_payload_size;
+    result.version = opt->version;
+    for (const wire::rdata::KeyValue kv : opt->options) {
+        if (kv.key == kEdnsOptionClientSubnet && result.client_subnet.empty()) {
+            const auto n = static_cast<std::uint16_t>(kv.value.size());
+            result.client_subnet = {
+                static_cast<std::uint8_t>(kv.key >> 8U), static_cast<std::uint8_t>(kv.key & 0xFFU),
+                static_cast<std::uint8_t>(n >> 8U), static_cast<std::uint8_t>(n & 0xFFU)};
+            result.client_subnet.insert(result.client_subnet.end(), kv.value.begin(),
+                                        kv.value.end());
+        }
+    }
+    return {};
+}
+
+}  // namespace
 
 tl::expected<QueryEdns, wire::WireError> read_query_edns(const wire::MessageView& query) {
     QueryEdns result;
     const wire::Header& h = query.header();
     if (h.ancount == 0 && h.nscount == 0 && h.arcount == 0) {
-        return result;  // the usual query: nothing after the question
+        return result;  // the usual query without EDNS: nothing after the question
+    }
+    // The usual query with EDNS: its OPT alone, read in place.
+    if (const std::optional<wire::RecordView> rr = query.lone_root_additional();
+        rr && rr->type == wire::RrType::opt) {
+        if (auto taken = take_opt(*rr, result); !taken) {
+            return tl::unexpected(taken.error());
+        }
+        return result;
     }
     // Every record is walked, so a section that announces more than it holds is FORMERR.
     auto records = query.records();
@@ -16,28 +55,8 @@ tl::expected<QueryEdns, wire::WireError> read_query_edns(const wire::MessageView
         if (rr.type != wire::RrType::opt) {
             continue;
         }
-        if (result.client.present || !rr.owner.is_root() ||
-            rr.section != wire::Section::additional) {
-            return tl::unexpected(wire::WireError{wire::Errc::bad_opt, rr.rdata_offset});
-        }
-        auto opt = wire::rdata::read_opt(rr);
-        if (!opt) {
-            return tl::unexpected(opt.error());
-        }
-        result.client.present = true;
-        result.client.dnssec_ok = opt->dnssec_ok;
-        result.client.udp_payload_size = opt->udp_payload_size;
-        result.version = opt->version;
-        for (const wire::rdata::KeyValue kv : opt->options) {
-            if (kv.key == kEdnsOptionClientSubnet && result.client_subnet.empty()) {
-                const auto n = static_cast<std::uint16_t>(kv.value.size());
-                result.client_subnet = {static_cast<std::uint8_t>(kv.key >> 8U),
-                                        static_cast<std::uint8_t>(kv.key & 0xFFU),
-                                        static_cast<std::uint8_t>(n >> 8U),
-                                        static_cast<std::uint8_t>(n & 0xFFU)};
-                result.client_subnet.insert(result.client_subnet.end(), kv.value.begin(),
-                                            kv.value.end());
-            }
+        if (auto taken = take_opt(rr, result); !taken) {
+            return tl::unexpected(taken.error());
         }
     }
     if (records.error()) {

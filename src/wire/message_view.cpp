@@ -143,6 +143,32 @@ RecordRange MessageView::records() const noexcept {
         use_cache_};
 }
 
+std::optional<RecordView> MessageView::lone_root_additional() const noexcept {
+    if (header_.ancount != 0 || header_.nscount != 0 || header_.arcount != 1) {
+        return std::nullopt;
+    }
+    const std::size_t at = answer_offset_;
+    const std::size_t rdata_at = at + 1 + kRecordFixed;  // the root owner is one octet
+    if (rdata_at > bytes_.size() || bytes_[at] != 0) {
+        return std::nullopt;
+    }
+    const std::uint8_t* fixed = bytes_.data() + at + 1;
+    const std::uint16_t rdata_length = load_u16(fixed + 8);
+    if (rdata_at + rdata_length > bytes_.size()) {
+        return std::nullopt;
+    }
+    RecordView rr;
+    rr.message = bytes_;
+    rr.owner = NameView(bytes_.data(), static_cast<std::uint16_t>(at), 1, 0);
+    rr.type = static_cast<RrType>(load_u16(fixed));
+    rr.rclass = load_u16(fixed + 2);
+    rr.ttl = load_u32(fixed + 4);
+    rr.rdata_offset = static_cast<std::uint16_t>(rdata_at);
+    rr.rdata_length = rdata_length;
+    rr.section = Section::additional;
+    return rr;
+}
+
 RecordRange::RecordRange(std::span<const std::uint8_t> msg, std::size_t start,
                          std::array<std::uint16_t, 3> counts, Section first, Section last,
                          const SuffixCache::Entry& seed, bool use_cache) noexcept
