@@ -356,8 +356,10 @@ std::size_t normalise_reply(std::span<const std::uint8_t> reply, const cache::Ca
     wire::MessageBuilder b(std::span<std::uint8_t>(scratch), wire::kMaxMessageSize);
     const Header& up = view->header();
     b.header().id = 0;
+    // Not the upstream's AA: we answer from what it said or from the cache, and are no authority
+    // for the name (RFC 1035 §4.1.1); unbound clears it too. The upstream's AD stays.
     b.header().flags = static_cast<std::uint16_t>(Header::kQr | Header::kRa | Header::kRd |
-                                                  (up.flags & (Header::kAa | Header::kAd)));
+                                                  (up.flags & Header::kAd));
     b.set_rcode(static_cast<wire::Rcode>(up.rcode_low()));
     if (!b.add_question(key.name(), static_cast<wire::RrType>(key.qtype()),
                         static_cast<wire::RrClass>(key.qclass()))) {

@@ -84,6 +84,26 @@ TEST(EngineComplete, AnswerHasTheClientsIdCaseAndFlags) {
     EXPECT_FALSE(a.has_opt) << "the query had no OPT";
 }
 
+// We are no authority for a forwarded name, whatever the upstream is: neither the forwarded
+// answer nor the cached one says so. The upstream's AD is passed on to a client that asks for it
+// (RFC 6840 §5.8: with AD or DO in its query).
+TEST(EngineComplete, TheUpstreamsAuthoritativeBitIsNotPassedOnItsAdIs) {
+    Harness h;
+    ReplySpec authoritative = one_a();
+    authoritative.flags |= Header::kAa | Header::kAd;
+    const std::uint16_t rd_ad = Header::kRd | Header::kAd;
+    forward_and_complete(h, {.id = 1, .qname = "www.example.com", .flags = rd_ad}, authoritative);
+    Answer a = h.answer();
+    EXPECT_FALSE(a.header.aa()) << "forwarded";
+    EXPECT_TRUE(a.header.ad()) << "forwarded";
+
+    ASSERT_EQ(h.decide({.id = 2, .qname = "www.example.com", .flags = rd_ad}).outcome,
+              Outcome::cached);
+    a = h.answer();
+    EXPECT_FALSE(a.header.aa()) << "from the cache";
+    EXPECT_TRUE(a.header.ad()) << "from the cache";
+}
+
 TEST(EngineComplete, RdIsEchoedNotForced) {
     Harness h;
     forward_and_complete(h, {.qname = "www.example.com", .flags = 0}, one_a());
