@@ -1,5 +1,5 @@
 """DNS over TCP: pipelining on one connection (RFC 7766), and UDP truncation with the whole answer
-over TCP (knotd serves a TXT RRset larger than 512 octets)."""
+over TCP (knotd serves a TXT RRset larger than 512 octets); answers through knotd without its AA."""
 
 import socket
 import struct
@@ -116,6 +116,11 @@ def test_knot_upstream_plain_answers(knot_main, moat):
     d = moat(base_config(knot_main))
     r = d.query("www.example.test", "A")
     assert rcode_name(r) == "NOERROR" and answer_values(r, "A") == ["192.0.2.10"]
+    # knotd answers with AA; dnsmoat is no authority, forwarded or from its cache.
+    assert not r.flags & dns.flags.AA, "the forwarded answer kept the upstream's AA"
+    r = d.query("www.example.test", "A")
+    assert answer_values(r, "A") == ["192.0.2.10"] and not r.flags & dns.flags.AA, \
+        "the cached answer kept the upstream's AA"
     r = d.query("www.example.test", "AAAA", tcp=True)
     assert answer_values(r, "AAAA") == ["2001:db8::10"]
     r = d.query("missing.example.test", "A")
