@@ -402,8 +402,7 @@ Decision Engine::answer_question(const wire::MessageView& view, const wire::Ques
     pending.verdict = verdict;
     const bool pass_ecs = !options_.strip_ecs && !edns->client_subnet.empty();
     build_forward_query(pending.key, qh.cd(), options_.udp_payload_size,
-                        pass_ecs ? std::span<const std::uint8_t>(edns->client_subnet)
-                                 : std::span<const std::uint8_t>{},
+                        pass_ecs ? edns->client_subnet : std::span<const std::uint8_t>{},
                         pending.upstream_query);
     return {.action = Action::forward, .outcome = Outcome::pending, .verdict = verdict};
 }

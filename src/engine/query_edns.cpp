@@ -1,11 +1,15 @@
 #include "query_edns.hpp"
 
+#include <cstddef>
 #include <optional>
+#include <span>
 
 #include "moat/wire/rdata.hpp"
 
 namespace moat::engine {
 namespace {
+
+constexpr std::size_t kOptionHeader = 4;  // an EDNS option's code and length
 
 /// Takes an OPT record into `result`; an error means FORMERR.
 tl::expected<void, wire::WireError> take_opt(const wire::RecordView& rr, QueryEdns& result) {
@@ -22,12 +26,9 @@ tl::expected<void, wire::WireError> take_opt(const wire::RecordView& rr, QueryEd
     result.version = opt->version;
     for (const wire::rdata::KeyValue kv : opt->options) {
         if (kv.key == kEdnsOptionClientSubnet && result.client_subnet.empty()) {
-            const auto n = static_cast<std::uint16_t>(kv.value.size());
-            result.client_subnet = {
-                static_cast<std::uint8_t>(kv.key >> 8U), static_cast<std::uint8_t>(kv.key & 0xFFU),
-                static_cast<std::uint8_t>(n >> 8U), static_cast<std::uint8_t>(n & 0xFFU)};
-            result.client_subnet.insert(result.client_subnet.end(), kv.value.begin(),
-                                        kv.value.end());
+            // The option's code and length come right before its data in the OPT's RDATA.
+            result.client_subnet =
+                std::span(kv.value.data() - kOptionHeader, kOptionHeader + kv.value.size());
         }
     }
     return {};

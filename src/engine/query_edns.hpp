@@ -3,8 +3,8 @@
 #pragma once
 
 #include <cstdint>
+#include <span>
 #include <tl/expected.hpp>
-#include <vector>
 
 #include "moat/engine/engine.hpp"
 #include "moat/wire/message_view.hpp"
@@ -18,12 +18,13 @@ inline constexpr std::uint16_t kEdnsOptionExtendedError = 15;  // RFC 8914
 struct QueryEdns {
     ClientEdns client;
     std::uint8_t version = 0;
-    /// The ECS option as (code, length, data), empty when absent.
-    std::vector<std::uint8_t> client_subnet;
+    /// The ECS option as (code, length, data), in the query's bytes (a copy would allocate for
+    /// every query that carries one); empty when absent.
+    std::span<const std::uint8_t> client_subnet;
 };
 
-/// Reads the query's OPT. Errors (a record section that does not parse, two OPT records, an OPT
-/// not at the root or with broken options) mean FORMERR.
+/// Reads the query's OPT; the result points into the query's bytes. Errors (a record section that
+/// does not parse, two OPT records, an OPT not at the root or with broken options) mean FORMERR.
 tl::expected<QueryEdns, wire::WireError> read_query_edns(const wire::MessageView& query);
 
 }  // namespace moat::engine

@@ -41,7 +41,15 @@ TEST(EngineAlloc, AnswersKnownAtOnceAllocateNothing) {
          Outcome::blocked, inside},
         {"local", test::make_query({.qname = "nas.lan"}), Outcome::local, inside},
         {"localhost", test::make_query({.qname = "localhost"}), Outcome::local, inside},
+        {"blocked with EDNS Client Subnet",
+         test::make_query(
+             {.qname = "ads.example", .edns = true, .edns_options = test::ecs_option()}),
+         Outcome::blocked, inside},
         {"cached", cached_query, Outcome::cached, inside},
+        {"cached with EDNS Client Subnet",
+         test::make_query(
+             {.qname = "www.example.com", .edns = true, .edns_options = test::ecs_option()}),
+         Outcome::cached, inside},
         {"refused", test::make_query({.qname = "www.example.com"}), Outcome::refused, outside},
     };
     for (const Case& c : cases) {
