@@ -12,6 +12,16 @@ tl::unexpected<WireError> fail(Errc code, std::size_t at) noexcept {
 constexpr std::size_t kRecordFixed = 10;  // type, class, TTL, RDLENGTH
 constexpr std::size_t kQuestionFixed = 4;
 
+/// Fills `rr` from a record's fixed fields at `fixed`, its RDATA at `rdata_at`; the caller has
+/// checked that both fit the message.
+void read_fixed(const std::uint8_t* fixed, std::size_t rdata_at, RecordView& rr) noexcept {
+    rr.type = static_cast<RrType>(load_u16(fixed));
+    rr.rclass = load_u16(fixed + 2);
+    rr.ttl = load_u32(fixed + 4);
+    rr.rdata_offset = static_cast<std::uint16_t>(rdata_at);
+    rr.rdata_length = load_u16(fixed + 8);
+}
+
 }  // namespace
 
 tl::expected<std::size_t, WireError> skip_records(std::span<const std::uint8_t> msg,
@@ -160,11 +170,7 @@ std::optional<RecordView> MessageView::lone_root_additional() const noexcept {
     RecordView rr;
     rr.message = bytes_;
     rr.owner = NameView(bytes_.data(), static_cast<std::uint16_t>(at), 1, 0);
-    rr.type = static_cast<RrType>(load_u16(fixed));
-    rr.rclass = load_u16(fixed + 2);
-    rr.ttl = load_u32(fixed + 4);
-    rr.rdata_offset = static_cast<std::uint16_t>(rdata_at);
-    rr.rdata_length = rdata_length;
+    read_fixed(fixed, rdata_at, rr);
     rr.section = Section::additional;
     return rr;
 }
@@ -240,11 +246,7 @@ const RecordView* RecordRange::next() noexcept {
         error_ = WireError{Errc::rdata_overrun, static_cast<std::uint32_t>(pos - 2)};
         return nullptr;
     }
-    current_.type = static_cast<RrType>(load_u16(p));
-    current_.rclass = load_u16(p + 2);
-    current_.ttl = load_u32(p + 4);
-    current_.rdata_offset = static_cast<std::uint16_t>(pos);
-    current_.rdata_length = rdlength;
+    read_fixed(p, pos, current_);
     current_.section = section_;
     pos_ = pos + rdlength;
     --left_;
