@@ -69,7 +69,7 @@ void gauges(TextWriter& w, const server::QueryPath& path, const server::Server& 
 
 void cache_metrics(TextWriter& w, const cache::Cache* cache) {
     const cache::Stats s = cache != nullptr ? cache->stats() : cache::Stats{};
-    const std::array<std::tuple<const char*, const char*, Type, std::uint64_t>, 7> rows{{
+    const std::array<std::tuple<const char*, const char*, Type, std::uint64_t>, 8> rows{{
         {"dnsmoat_cache_entries", "Answers in the cache now.", Type::gauge, s.entries},
         {"dnsmoat_cache_bytes", "Bytes the cache holds now.", Type::gauge, s.bytes},
         {"dnsmoat_cache_hits_total", "Answers served fresh from the cache.", Type::counter, s.hits},
@@ -80,6 +80,9 @@ void cache_metrics(TextWriter& w, const cache::Cache* cache) {
         {"dnsmoat_cache_inserts_total", "Answers stored.", Type::counter, s.inserts},
         {"dnsmoat_cache_evictions_total", "Answers removed to stay within the size.", Type::counter,
          s.evictions},
+        {"dnsmoat_cache_prefetches_total",
+         "Cached answers asked for again before they expired (prefetch).", Type::counter,
+         s.prefetches},
     }};
     for (const auto& [name, help, type, value] : rows) {
         w.family(name, help, type);

@@ -187,6 +187,7 @@ cache::Options cache_options(const config::Config& c) {
     o.serve_stale = c.cache.serve_stale;
     o.stale_ttl = seconds(c.cache.stale_ttl);
     o.max_stale_age = seconds(c.cache.stale_max_age);
+    o.prefetch = c.cache.prefetch;
     return o;
 }
 

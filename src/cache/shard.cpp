@@ -77,6 +77,9 @@ tl::expected<Hit, Errc> Shard::lookup(const CacheKey& key, std::uint16_t id,
         stale_hits_.fetch_add(1, std::memory_order_relaxed);
     } else {
         hits_.fetch_add(1, std::memory_order_relaxed);
+        if (result->refresh) {
+            prefetches_.fetch_add(1, std::memory_order_relaxed);
+        }
     }
     return result;
 }
@@ -128,7 +131,17 @@ tl::expected<Hit, Errc> Shard::serve(const Entry& entry, const CacheKey& key, st
     if (!entry.referenced.load(std::memory_order_relaxed)) {
         entry.referenced.store(true, std::memory_order_relaxed);
     }
-    return Hit{answer.size(), stale};
+    return Hit{answer.size(), stale, !stale && claims_refresh(entry, age)};
+}
+
+bool Shard::claims_refresh(const Entry& entry, Clock::duration age) const noexcept {
+    // unbound's rule: within the last tenth of the lifetime the answer had when stored.
+    if (!options_.prefetch || (entry.lifetime - age) * 10 > entry.lifetime) {
+        return false;
+    }
+    // A load first: the many hits after the claim read a shared line instead of writing it.
+    return !entry.refresh_claimed.load(std::memory_order_relaxed) &&
+           !entry.refresh_claimed.exchange(true, std::memory_order_relaxed);
 }
 
 bool Shard::dead(const Entry& entry, Clock::time_point now) const noexcept {
@@ -238,6 +251,7 @@ void Shard::publish_gauges(const Table& table) noexcept {
 void Shard::add_to(Stats& stats) const noexcept {
     stats.hits += hits_.load(std::memory_order_relaxed);
     stats.stale_hits += stale_hits_.load(std::memory_order_relaxed);
+    stats.prefetches += prefetches_.load(std::memory_order_relaxed);
     stats.misses += misses_.load(std::memory_order_relaxed);
     stats.inserts += inserts_.load(std::memory_order_relaxed);
     stats.rejected += rejected_.load(std::memory_order_relaxed);

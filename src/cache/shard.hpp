@@ -71,6 +71,9 @@ struct Entry {
     std::uint8_t name_length = 0;
     /// CLOCK reference bit: set by hits under the shared lock, cleared by the sweeping writer.
     mutable std::atomic<bool> referenced{false};
+    /// A hit has asked for this answer's refresh (Hit::refresh); set once under the shared
+    /// lock, so that only one of the hits in the entry's last tenth asks.
+    mutable std::atomic<bool> refresh_claimed{false};
 
     struct Free {
         void operator()(Entry* entry) const noexcept;
@@ -149,6 +152,9 @@ private:
     tl::expected<Hit, Errc> serve(const Entry& entry, const CacheKey& key, std::uint16_t id,
                                   std::span<std::uint8_t> out, LookupMode mode,
                                   Clock::time_point now) const noexcept;
+    /// True when a fresh hit on `entry` at `age` is the one to ask for its refresh: it is in the
+    /// entry's last tenth and no hit has asked before (claims the entry's refresh when so).
+    [[nodiscard]] bool claims_refresh(const Entry& entry, Clock::duration age) const noexcept;
     /// True when `entry` can serve no lookup any more, fresh or stale.
     [[nodiscard]] bool dead(const Entry& entry, Clock::time_point now) const noexcept;
     /// Unindexes `entry` and hands its block to the recycler.
@@ -164,6 +170,7 @@ private:
 
     std::atomic<std::uint64_t> hits_{0};
     std::atomic<std::uint64_t> stale_hits_{0};
+    std::atomic<std::uint64_t> prefetches_{0};
     std::atomic<std::uint64_t> misses_{0};
     std::atomic<std::uint64_t> inserts_{0};
     std::atomic<std::uint64_t> rejected_{0};

@@ -378,11 +378,34 @@ Decision Engine::answer_question(const wire::MessageView& view, const wire::Ques
                        write_local(out, to, minimal_any_records(), nullptr, kMinimalAnyTtl));
     }
 
+    // What forwarding the query upstream needs later, when its answer comes.
+    const auto prepare_forward = [&](std::size_t route) {
+        pending.client_id = qh.id;
+        pending.client_flags = qh.flags;
+        pending.qname = qname;
+        pending.key = key.without_echo();  // the query's buffer is reused before the answer
+        pending.edns = to.edns;
+        pending.transport = client.transport;
+        pending.route = route != 0 ? route : g.route;  // conditional forwards win over a group's
+        pending.group = group;
+        pending.verdict = verdict;
+        const bool pass_ecs = !options_.strip_ecs && !edns->client_subnet.empty();
+        build_forward_query(pending.key, qh.cd(), options_.udp_payload_size,
+                            pass_ecs ? edns->client_subnet : std::span<const std::uint8_t>{},
+                            pending.upstream_query);
+    };
+
     if (cache_) {
         if (auto hit = cache_->lookup(key, qh.id, out)) {
             const std::size_t size =
                 finish_for_client(out, hit->size, to, ExtendedError::none, scratch_, rdata_buf_);
-            return respond(Outcome::cached, size, verdict);
+            Decision d = respond(Outcome::cached, size, verdict);
+            if (hit->refresh) {
+                // The same upstream query a miss would send; its answer replaces the entry.
+                prepare_forward(route_of(lower.wire()));
+                d.refresh = true;
+            }
+            return d;
         }
     }
 
@@ -390,20 +413,7 @@ Decision Engine::answer_question(const wire::MessageView& view, const wire::Ques
     if (route == 0 && options_.answer_private_reverse && private_reverse(lower.wire())) {
         return respond(Outcome::local, write_empty(out, to, Rcode::nxdomain, true));
     }
-
-    pending.client_id = qh.id;
-    pending.client_flags = qh.flags;
-    pending.qname = qname;
-    pending.key = key.without_echo();  // the query's buffer is reused before the answer comes
-    pending.edns = to.edns;
-    pending.transport = client.transport;
-    pending.route = route != 0 ? route : g.route;  // conditional forwards win over a group's own
-    pending.group = group;
-    pending.verdict = verdict;
-    const bool pass_ecs = !options_.strip_ecs && !edns->client_subnet.empty();
-    build_forward_query(pending.key, qh.cd(), options_.udp_payload_size,
-                        pass_ecs ? edns->client_subnet : std::span<const std::uint8_t>{},
-                        pending.upstream_query);
+    prepare_forward(route);
     return {.action = Action::forward, .outcome = Outcome::pending, .verdict = verdict};
 }
 
@@ -413,21 +423,16 @@ Decision Engine::complete(const Pending& pending, std::span<const std::uint8_t> 
     if (n == 0 || n > out.size()) {
         return fail(pending, out);
     }
-    if (options_.blocking.cname_inspection && pending.verdict.action != filter::Action::allowed &&
-        !blocking_paused(pending.group)) {
-        const std::shared_ptr<const filter::Snapshot>& snapshot = snapshot_reader_.current();
-        const filter::Verdict v = blocked_cname_target(std::span(scratch_.data(), n), *snapshot,
-                                                       groups_->selection(pending.group, snapshot));
-        if (v.action == filter::Action::blocked) {
-            // Not cached: a cache hit is served without this check.
-            ReplyTo to = reply_to(pending, options_.udp_payload_size);
-            to.ede_text = ede_text_for(*snapshot, v);
-            Decision d = count(with_ede(
-                respond(Outcome::blocked, write_blocked(out, to, groups_->blocking(pending.group))),
-                ExtendedError::blocked));
-            d.verdict = v;
-            return d;
-        }
+    if (const filter::Verdict v = blocked_cname(pending, std::span(scratch_.data(), n));
+        v.action == filter::Action::blocked) {
+        // Not cached: a cache hit is served without this check.
+        ReplyTo to = reply_to(pending, options_.udp_payload_size);
+        to.ede_text = ede_text_for(*snapshot_reader_.current(), v);
+        Decision d = count(with_ede(
+            respond(Outcome::blocked, write_blocked(out, to, groups_->blocking(pending.group))),
+            ExtendedError::blocked));
+        d.verdict = v;
+        return d;
     }
     if (rebinding(pending, std::span(scratch_.data(), n))) {
         // Not cached, like a CNAME-blocked answer: a cache hit is served without this check.
@@ -450,6 +455,34 @@ Decision Engine::complete(const Pending& pending, std::span<const std::uint8_t> 
                       finish_for_client(out, n, to, ExtendedError::none, scratch_, rdata_buf_)));
     d.verdict = pending.verdict;
     return d;
+}
+
+void Engine::refresh(const Pending& pending, std::span<const std::uint8_t> reply) {
+    if (!cache_) {
+        return;
+    }
+    const std::size_t n = normalise_reply(reply, pending.key, scratch_, rdata_buf_);
+    if (n == 0) {
+        return;  // the entry keeps its answer until it expires; then a miss asks again
+    }
+    const std::span<const std::uint8_t> answer(scratch_.data(), n);
+    // complete() would block such an answer instead of storing it: the entry expires instead,
+    // and the next query's miss gets the blocked answer.
+    if (blocked_cname(pending, answer).action == filter::Action::blocked ||
+        rebinding(pending, answer)) {
+        return;
+    }
+    (void)cache_->insert(pending.key, answer);  // Errc: not cacheable
+}
+
+filter::Verdict Engine::blocked_cname(const Pending& pending,
+                                      std::span<const std::uint8_t> answer) {
+    if (!options_.blocking.cname_inspection || pending.verdict.action == filter::Action::allowed ||
+        blocking_paused(pending.group)) {
+        return {};
+    }
+    const std::shared_ptr<const filter::Snapshot>& snapshot = snapshot_reader_.current();
+    return blocked_cname_target(answer, *snapshot, groups_->selection(pending.group, snapshot));
 }
 
 std::string_view Engine::ede_text_for(const filter::Snapshot& snapshot,

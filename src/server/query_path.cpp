@@ -78,8 +78,7 @@ void QueryPath::finished(const Arrival& arrival, std::uint16_t qtype, const engi
     }
 }
 
-void QueryPath::forward(std::span<const std::uint8_t> query, const engine::Client& client,
-                        ReplyFn reply, Arrival arrival) {
+QueryPath::Forwarded& QueryPath::take_pending() {
     Forwarded& f = take_forwarded();
     // The record takes the query's state in one move; decide()'s scratch gets the record's old
     // upstream buffer back, capacity included. (A swap of the whole record did the same with
@@ -87,6 +86,28 @@ void QueryPath::forward(std::span<const std::uint8_t> query, const engine::Clien
     std::vector<std::uint8_t> spare = std::move(f.pending.upstream_query);
     f.pending = std::move(pending_);
     pending_.upstream_query = std::move(spare);
+    return f;
+}
+
+void QueryPath::send_upstream(Forwarded& f) {
+    Forwarded* record = &f;
+    forwarder_.forward(
+        f.pending.upstream_query, f.pending.route,
+        [this, record](const upstream::Result& result) { answer_forwarded(*record, result); });
+}
+
+void QueryPath::send_refresh() {
+    Forwarded& f = take_pending();
+    f.refresh = true;
+    f.entry.reset();
+    f.query_copy.clear();
+    send_upstream(f);
+}
+
+void QueryPath::forward(std::span<const std::uint8_t> query, const engine::Client& client,
+                        ReplyFn reply, Arrival arrival) {
+    Forwarded& f = take_pending();
+    f.refresh = false;
     f.reply = std::move(reply);
     f.client = client;
     f.arrival = arrival;
@@ -101,13 +122,17 @@ void QueryPath::forward(std::span<const std::uint8_t> query, const engine::Clien
     if (log_ != nullptr) {
         begin_entry(f.entry.emplace(), arrival.time_us, query, client);
     }
-    Forwarded* record = &f;
-    forwarder_.forward(
-        f.pending.upstream_query, f.pending.route,
-        [this, record](const upstream::Result& result) { answer_forwarded(*record, result); });
+    send_upstream(f);
 }
 
 void QueryPath::answer_forwarded(Forwarded& f, const upstream::Result& result) {
+    if (f.refresh) {
+        if (result.ok) {
+            engine_->refresh(f.pending, result.reply);
+        }
+        release_forwarded(f);
+        return;
+    }
     metrics_.in_flight.set(--in_flight_);
     engine::Decision done = result.ok ? engine_->complete(f.pending, result.reply, out_)
                                       : engine_->fail(f.pending, out_);

@@ -14,7 +14,8 @@
 // kids group, outside the ACL, v4-mapped); bit 4: the material is the whole reply, verbatim
 // (else: its first 12 octets are the reply's header, with QR set and one question, then the
 // upstream query's question, then the rest as records); bit 5: fail() instead of complete();
-// bits 6-7: how far the clock moves before the second ask (0, 1 s, 1 h, 2 days).
+// bits 6-7: how far the clock moves before the second ask (0, 1 s, 1 h, 2 days; a hit then in
+// the last tenth of the entry's TTL also asks for its refresh, which gets the same reply).
 //
 // Checked: a query of at least a header with QR clear is never dropped (but by the rate
 // limiter, when it has no question to answer), anything else always is; complete() and fail()
@@ -199,6 +200,10 @@ void ask(moat::engine::Engine& engine, const Control& control, const QueryFacts&
     if (d.action != Action::forward) {
         if (d.action == Action::respond) {
             check_answer(facts, control, d, out, "decide");
+        }
+        if (d.refresh) {  // a cached answer near expiry: its refresh gets the same material
+            check_upstream_query(facts, pending);
+            engine.refresh(pending, reply_from(control, pending, reply_material));
         }
         return;
     }

@@ -1,10 +1,11 @@
-"""The answer cache: a hit with its TTL aged in whole seconds; negative answers cached."""
+"""The answer cache: a hit with its TTL aged in whole seconds; negative answers cached; a name
+asked for near its expiry renewed by prefetch."""
 
 import time
 
 import dns.rdatatype
 
-from conftest import base_config, answer_values, rcode_name
+from conftest import answer_values, base_config, rcode_name, wait_until
 
 
 def test_cache_hit_ttl_decreases(upstream, moat):
@@ -41,3 +42,44 @@ def test_negative_answers_cached(upstream, moat):
         assert [rr for rr in r.authority if rr.rdtype == dns.rdatatype.SOA]
     assert len(upstream.queries("nope.example.test", "A")) == 1, "NXDOMAIN not cached"
     assert len(upstream.queries("exists.example.test", "AAAA")) == 1, "NODATA not cached"
+
+
+def test_prefetch_renews_an_answer_asked_for_near_its_expiry(upstream, moat):
+    """With prefetch (the default) a query in the last tenth of an answer's TTL is answered
+    from the cache and the upstream is asked again meanwhile, so the next query after the first
+    answer's expiry is still a cache hit, with the upstream's new answer. With prefetch off the
+    same queries let the answer expire and the next one waits for the upstream."""
+    ttl = 8  # the last tenth: 0.8 s
+    upstream.add("popular.example.test", "A", "192.0.2.60", ttl=ttl)
+    upstream.add("plain.example.test", "A", "192.0.2.70", ttl=ttl)
+    on = moat(base_config(upstream))
+    off = moat(base_config(upstream, cache={"prefetch": False}))
+    assert answer_values(on.query("popular.example.test", "A"), "A") == ["192.0.2.60"]
+    assert answer_values(off.query("plain.example.test", "A"), "A") == ["192.0.2.70"]
+    t0 = time.monotonic()  # both answers were stored before this
+    upstream.add("popular.example.test", "A", "192.0.2.61", ttl=ttl)
+    upstream.add("plain.example.test", "A", "192.0.2.71", ttl=ttl)
+
+    time.sleep(ttl - 0.6 - (time.monotonic() - t0))  # 0.6 s before expiry
+    near_on = on.query("popular.example.test", "A")
+    near_off = off.query("plain.example.test", "A")
+    assert time.monotonic() - t0 < ttl - 0.1, "too slow to ask inside the last tenth"
+    assert answer_values(near_on, "A") == ["192.0.2.60"] and near_on.answer[0].ttl <= 1, \
+        f"not the cached answer: {near_on.answer}"
+    assert answer_values(near_off, "A") == ["192.0.2.70"] and near_off.answer[0].ttl <= 1
+    assert wait_until(lambda: len(upstream.queries("popular.example.test", "A")) == 2, 3), \
+        "the hit near expiry did not ask the upstream again"
+    assert len(upstream.queries("plain.example.test", "A")) == 1, "prefetch off, yet asked again"
+
+    time.sleep(max(0.0, ttl + 1.0 - (time.monotonic() - t0)))  # past the first answers' expiry
+    after_on = on.query("popular.example.test", "A")
+    after_off = off.query("plain.example.test", "A")
+    assert answer_values(after_on, "A") == ["192.0.2.61"], "the refreshed answer"
+    assert 1 <= after_on.answer[0].ttl < ttl, \
+        f"TTL {after_on.answer[0].ttl}: not the refreshed entry aged since its refresh"
+    assert len(upstream.queries("popular.example.test", "A")) == 2, \
+        "the query after expiry went upstream although the answer was refreshed"
+    assert answer_values(after_off, "A") == ["192.0.2.71"] and after_off.answer[0].ttl == ttl, \
+        "prefetch off: the query after expiry gets the upstream's fresh answer"
+    assert len(upstream.queries("plain.example.test", "A")) == 2, \
+        "prefetch off: one query at the start, one after expiry, none near it"

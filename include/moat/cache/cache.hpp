@@ -42,6 +42,11 @@ enum class LookupMode : std::uint8_t {
 struct Hit {
     std::size_t size = 0;  ///< octets of the answer written at the start of the caller's buffer
     bool stale = false;    ///< the entry had expired; every TTL is Options::stale_ttl
+    /// The entry is in the last tenth of its lifetime and this is the first hit to see it there
+    /// (Options::prefetch): the caller should ask the upstream again and insert() its answer,
+    /// so that the next hits find it renewed instead of missing. Set for one hit per stored
+    /// answer, whichever thread makes it.
+    bool refresh = false;
 };
 
 class Shard;

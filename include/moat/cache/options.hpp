@@ -35,6 +35,13 @@ struct Options {
     /// How long after expiry an entry may still be served stale (seconds). Default 1 day
     /// (RFC 8767 §5 suggests 1 to 3 days).
     std::uint32_t max_stale_age = 86400;
+
+    /// Refresh popular entries before they expire (unbound's `prefetch`): the first fresh hit in
+    /// the last tenth of an entry's lifetime says so (Hit::refresh), once per stored answer, and
+    /// the caller asks the upstream again while the client gets the cached answer. A name asked
+    /// for steadily then never waits for the upstream after its first answer. (Not the CPU
+    /// memory prefetch of Cache::prefetch(), which is a hint for the next lookup.)
+    bool prefetch = true;
 };
 
 }  // namespace moat::cache

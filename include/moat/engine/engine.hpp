@@ -10,6 +10,8 @@
 //                           d = engine.complete(pending, reply_bytes, out);  // or fail(pending,
 //                           out)
 //   }
+//   if (d.refresh) { upstream(pending.upstream_query, ...); /* later: */ engine.refresh(pending,
+//                    reply_bytes); }   // a cached answer near its expiry: renew it meanwhile
 //
 // Per query, in order (docs/daemon.md): parse (FORMERR / drop / NOTIMP) → access control
 // (REFUSED) → EDNS (BADVERS) → localhost and local records → special-use names → blocklist
@@ -83,6 +85,10 @@ struct Decision {
     /// EDNS; 0xFFFF: none. For the query log. (Beside the two octets above, not after the
     /// verdict: 32 octets in all instead of 40.)
     std::uint16_t ede = 0xFFFF;
+    /// A cached answer near its expiry (cache::Hit::refresh): besides sending it, send
+    /// Pending::upstream_query upstream and give its reply to refresh(). (In the padding
+    /// before `size`: the decision stays 32 octets.)
+    bool refresh = false;
     std::size_t size = 0;     ///< octets of the answer written to `out` (Action::respond)
     filter::Verdict verdict;  ///< the list rule behind a blocked or allowed outcome
 };
@@ -115,6 +121,10 @@ public:
                       std::span<std::uint8_t> out);
     /// Every upstream failed or timed out: serve-stale from the cache if allowed, else SERVFAIL.
     Decision fail(const Pending& pending, std::span<std::uint8_t> out);
+    /// The upstream's reply to the refresh a decision asked for (Decision::refresh): stored in
+    /// the cache when complete() would have stored it, else dropped. No client waits for it, so
+    /// nothing is answered or counted.
+    void refresh(const Pending& pending, std::span<const std::uint8_t> reply);
 
     /// The decision for `name` (lower case) from `client`, without answering or counting.
     [[nodiscard]] Explanation explain(const wire::Name& name, const Client& client);
@@ -146,6 +156,10 @@ private:
     /// The EXTRA-TEXT of a blocked answer's EDE: the list's name, if configured so.
     [[nodiscard]] std::string_view ede_text_for(const filter::Snapshot& snapshot,
                                                 const filter::Verdict& verdict) const noexcept;
+    /// The blocklist rule that blocks a CNAME target in `answer` (to `pending`), when CNAME
+    /// inspection is on and the query was not allowed by a rule; action none otherwise.
+    [[nodiscard]] filter::Verdict blocked_cname(const Pending& pending,
+                                                std::span<const std::uint8_t> answer);
     /// DNS-rebinding protection says `answer` (to `pending`) must not reach the client.
     [[nodiscard]] bool rebinding(const Pending& pending,
                                  std::span<const std::uint8_t> answer) const;

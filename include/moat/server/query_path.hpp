@@ -62,6 +62,9 @@ public:
                                     : std::span<const std::uint8_t>{};
             log_answer(client, query, d);
             finished_now(arrival, query, client, d, answer);
+            if (d.refresh) {
+                send_refresh();  // after the answer is counted: its latency does not include this
+            }
             return {answer, false};
         }
         forward(query, client, ReplyFn(std::forward<MakeReply>(make_reply)()), arrival);
@@ -85,7 +88,7 @@ public:
     /// The engine for queries from now on (a reload); queries in flight finish on the new one.
     void set_engine(std::shared_ptr<engine::Engine> engine) { engine_ = std::move(engine); }
     [[nodiscard]] const std::shared_ptr<engine::Engine>& engine() const noexcept { return engine_; }
-    /// Queries waiting for an upstream answer.
+    /// Queries waiting for an upstream answer (refreshes of cached answers not included).
     [[nodiscard]] std::size_t in_flight() const noexcept { return in_flight_; }
 
 private:
@@ -102,6 +105,7 @@ private:
         std::optional<querylog::Entry> entry;  ///< the log entry (set only when logging)
         std::vector<std::uint8_t> query_copy;  ///< for the debug log only
         std::size_t index = 0;                 ///< in all_forwarded_
+        bool refresh = false;  ///< a cached answer's refresh: no client waits, nothing counted
     };
     /// Forwarded records kept idle for reuse; one beyond is freed when its query is answered, so
     /// a burst of queries in flight does not stay resident.
@@ -110,6 +114,13 @@ private:
     void forward(std::span<const std::uint8_t> query, const engine::Client& client, ReplyFn reply,
                  Arrival arrival);
     void answer_forwarded(Forwarded& f, const upstream::Result& result);
+    /// Sends the refresh that decide() prepared in pending_ (Decision::refresh) upstream; its
+    /// answer goes to Engine::refresh().
+    void send_refresh();
+    /// A record holding pending_, which gets the record's old upstream buffer back.
+    Forwarded& take_pending();
+    /// Sends `f`'s upstream query; its answer comes to answer_forwarded().
+    void send_upstream(Forwarded& f);
     Forwarded& take_forwarded();
     void release_forwarded(Forwarded& f);
     /// A query answered (or dropped) at once: counted and logged.

@@ -311,6 +311,7 @@ records = [{ name = "NAS.lan", type = "aaaa", value = "FD00::0010" },
 [cache]
 size = 1048576
 serve_stale = true
+prefetch = false
 [querylog]
 path = "/srv/dnsmoat/log.db"
 privacy = "hide_clients"
@@ -354,6 +355,7 @@ listen = ["[::1]", "127.0.0.2:9000"]
     EXPECT_EQ(config->local.records[1].value, "hello world");
     EXPECT_EQ(config->cache.size, 1048576U);
     EXPECT_TRUE(config->cache.serve_stale);
+    EXPECT_FALSE(config->cache.prefetch) << "on by default";
     EXPECT_TRUE(config->querylog.enabled);
     EXPECT_EQ(config->querylog.path, "/srv/dnsmoat/log.db");
     EXPECT_EQ(config->querylog.privacy, LogPrivacy::hide_clients);

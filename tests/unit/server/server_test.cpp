@@ -25,12 +25,16 @@
 #include <vector>
 
 #include "../engine/engine_fixtures.hpp"
+#include "moat/cache/cache.hpp"
+#include "moat/cache/cache_key.hpp"
 #include "moat/core/bytes.hpp"
+#include "moat/core/clock.hpp"
 #include "moat/engine/engine.hpp"
 #include "moat/filter/snapshot_publisher.hpp"
 #include "moat/server/query_path.hpp"
 #include "moat/upstream/forwarder.hpp"
 #include "moat/upstream/turn_end.hpp"
+#include "moat/wire/message_view.hpp"
 #include "support/emulation.hpp"
 
 namespace moat::server {
@@ -248,6 +252,50 @@ TEST_F(QueryPathTest, ALatencyIsMeasuredFromTheArrivalGiven) {
     }
     EXPECT_EQ(observed, 1U);
     EXPECT_GE(path_.metrics().duration.sum_us(), 30'000U) << "measured from the arrival given";
+}
+
+// A cached answer near its expiry is answered at once and its refresh goes to the forwarder,
+// which is no client's query: not in flight, not counted. This forwarder has no servers, so the
+// refresh fails, and the entry serves on until it expires.
+TEST(QueryPathRefresh, ACachedAnswerNearExpiryIsSentAndItsRefreshGoesUpstreamUncounted) {
+    asio::io_context io;
+    filter::SnapshotPublisher publisher(test::snapshot_of("ads.example\n"));
+    ManualClock clock;
+    auto cache = std::make_shared<cache::Cache>(clock);
+    engine::EngineOptions options;
+    options.allowed_clients = {test::cidr(test::v4(127, 0, 0, 0), 8)};
+    upstream::Forwarder forwarder(io, upstream::Options{});
+    QueryPath path(std::make_shared<engine::Engine>(options, engine::LocalZone{}, publisher, cache),
+                   forwarder);
+    const engine::Client client{test::v4(127, 0, 0, 1), 5300, engine::Transport::udp};
+    const Bytes query = test::make_query({.id = 9, .qname = "www.example.com"});
+    test::ReplySpec reply;
+    reply.records.push_back(test::a_rr("www.example.com", {93, 184, 216, 34}, 100));
+    const auto view = wire::MessageView::parse(query);
+    ASSERT_TRUE(view);
+    ASSERT_TRUE(
+        cache->insert(cache::CacheKey::from_query(*view).value(), test::make_reply(query, reply)));
+    const auto never = [] { return ReplyFn([](std::span<const std::uint8_t>) { FAIL(); }); };
+
+    clock.advance(std::chrono::seconds(95));
+    auto handled = path.handle(query, client, never);
+    ASSERT_FALSE(handled.deferred);
+    const auto answer = test::read_answer(handled.answer);
+    ASSERT_EQ(answer.records.size(), 1U);
+    EXPECT_EQ(answer.records[0].ttl, 5U) << "the cached answer, at once";
+    EXPECT_EQ(forwarder.stats().queries.load(), 1U) << "the refresh went to the forwarder";
+    EXPECT_EQ(path.in_flight(), 0U) << "no client waits for it";
+
+    io.run();  // the refresh fails: no servers
+    EXPECT_EQ(forwarder.stats().failed.load(), 1U);
+    handled = path.handle(query, client, never);
+    ASSERT_FALSE(handled.deferred) << "the entry serves on";
+    EXPECT_EQ(forwarder.stats().queries.load(), 1U) << "one refresh per stored answer";
+    EXPECT_EQ(path.metrics().by_outcome[static_cast<std::size_t>(engine::Outcome::cached)].value(),
+              2U);
+    EXPECT_EQ(
+        path.metrics().by_outcome[static_cast<std::size_t>(engine::Outcome::servfail)].value(), 0U)
+        << "the failed refresh answered no one";
 }
 
 TEST_F(ServerTest, UdpQueriesAreAnswered) {
