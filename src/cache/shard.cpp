@@ -131,7 +131,9 @@ tl::expected<Hit, Errc> Shard::serve(const Entry& entry, const CacheKey& key, st
     if (!entry.referenced.load(std::memory_order_relaxed)) {
         entry.referenced.store(true, std::memory_order_relaxed);
     }
-    return Hit{answer.size(), stale, !stale && claims_refresh(entry, age)};
+    // Only a fresh-mode lookup asks: the stale mode is the engine's after every upstream
+    // failed, which would drop the claim, and the entry would expire unrefreshed.
+    return Hit{answer.size(), stale, mode == LookupMode::fresh && claims_refresh(entry, age)};
 }
 
 bool Shard::claims_refresh(const Entry& entry, Clock::duration age) const noexcept {

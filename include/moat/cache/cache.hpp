@@ -45,7 +45,7 @@ struct Hit {
     /// The entry is in the last tenth of its lifetime and this is the first hit to see it there
     /// (Options::prefetch): the caller should ask the upstream again and insert() its answer,
     /// so that the next hits find it renewed instead of missing. Set for one hit per stored
-    /// answer, whichever thread makes it.
+    /// answer, whichever thread makes it; never by a lookup in LookupMode::stale.
     bool refresh = false;
 };
 

@@ -91,6 +91,21 @@ TEST_F(CachePrefetch, OffNoHitAsks) {
     EXPECT_EQ(cache.stats().prefetches, 0U);
 }
 
+TEST_F(CachePrefetch, ALookupInStaleModeNeverAsksNorTakesTheFreshModesClaim) {
+    // The stale mode is the engine's after every upstream failed, which sends no refresh: a
+    // claim there would be lost, and the entry would expire unrefreshed.
+    Options options;
+    options.serve_stale = true;
+    Cache cache(clock_, options);
+    const auto k = store(cache, 100);
+    clock_.advance(seconds(95));
+    const auto fresh_in_stale_mode = cache.lookup(k, 7, buffer_, LookupMode::stale);
+    ASSERT_TRUE(fresh_in_stale_mode);
+    EXPECT_FALSE(fresh_in_stale_mode->stale);
+    EXPECT_FALSE(fresh_in_stale_mode->refresh);
+    EXPECT_TRUE(hit_asks_refresh(cache, k)) << "the next fresh-mode hit still asks";
+}
+
 TEST_F(CachePrefetch, AStaleAnswerNeverAsks) {
     // Serve-stale runs after every upstream failed: asking them again at once is pointless.
     Options options;
