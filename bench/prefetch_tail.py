@@ -20,6 +20,7 @@ latency.
 
 import argparse
 import heapq
+import math
 import multiprocessing
 import os
 import select
@@ -186,7 +187,7 @@ def paced_run(port: int, names: list[str], rate: int, seconds: float, warm_up: f
 
 
 def percentile(sorted_values: list[float], p: float) -> float:
-    rank = max(1, int(round(p / 100 * len(sorted_values) + 0.5)))  # nearest rank
+    rank = max(1, math.ceil(p / 100 * len(sorted_values)))  # nearest rank
     return sorted_values[min(rank, len(sorted_values)) - 1]
 
 
