@@ -93,30 +93,26 @@ TEST_F(CachePrefetch, OffNoHitAsks) {
 
 TEST_F(CachePrefetch, ALookupInStaleModeNeverAsksNorTakesTheFreshModesClaim) {
     // The stale mode is the engine's after every upstream failed, which sends no refresh: a
-    // claim there would be lost, and the entry would expire unrefreshed.
+    // claim there would be lost, and the entry would expire unrefreshed. An expired answer it
+    // serves never asks either.
     Options options;
     options.serve_stale = true;
     Cache cache(clock_, options);
     const auto k = store(cache, 100);
+    const auto expired = key("old.example.com");
+    ASSERT_TRUE(cache.insert(expired, simple_answer("old.example.com", 90)));
     clock_.advance(seconds(95));
     const auto fresh_in_stale_mode = cache.lookup(k, 7, buffer_, LookupMode::stale);
     ASSERT_TRUE(fresh_in_stale_mode);
     EXPECT_FALSE(fresh_in_stale_mode->stale);
     EXPECT_FALSE(fresh_in_stale_mode->refresh);
     EXPECT_TRUE(hit_asks_refresh(cache, k)) << "the next fresh-mode hit still asks";
-}
 
-TEST_F(CachePrefetch, AStaleAnswerNeverAsks) {
-    // Serve-stale runs after every upstream failed: asking them again at once is pointless.
-    Options options;
-    options.serve_stale = true;
-    Cache cache(clock_, options);
-    const auto k = store(cache, 100);
-    clock_.advance(seconds(101));
-    const auto stale = cache.lookup(k, 7, buffer_, LookupMode::stale);
+    const auto stale = cache.lookup(expired, 7, buffer_, LookupMode::stale);
     ASSERT_TRUE(stale);
     EXPECT_TRUE(stale->stale);
     EXPECT_FALSE(stale->refresh);
+    EXPECT_EQ(cache.stats().prefetches, 1U);
 }
 
 TEST_F(CachePrefetch, OfManyThreadsHittingTheLastTenthOnlyOneAsks) {
