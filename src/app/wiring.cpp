@@ -188,6 +188,7 @@ cache::Options cache_options(const config::Config& c) {
     o.stale_ttl = seconds(c.cache.stale_ttl);
     o.max_stale_age = seconds(c.cache.stale_max_age);
     o.prefetch = c.cache.prefetch;
+    o.optimistic = c.cache.optimistic;
     return o;
 }
 

@@ -63,6 +63,8 @@ tl::expected<void, Errc> Cache::insert(const CacheKey& key, std::span<const std:
     return shard.insert(key, prepared);
 }
 
+void Cache::erase(const CacheKey& key) noexcept { shard_for(key.hash()).erase(key); }
+
 void Cache::flush() noexcept {
     for (const auto& shard : shards_) {
         shard->flush();

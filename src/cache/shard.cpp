@@ -73,10 +73,8 @@ tl::expected<Hit, Errc> Shard::lookup(const CacheKey& key, std::uint16_t id,
     });
     if (!result) {
         misses_.fetch_add(1, std::memory_order_relaxed);
-    } else if (result->stale) {
-        stale_hits_.fetch_add(1, std::memory_order_relaxed);
     } else {
-        hits_.fetch_add(1, std::memory_order_relaxed);
+        (result->stale ? stale_hits_ : hits_).fetch_add(1, std::memory_order_relaxed);
         if (result->refresh) {
             prefetches_.fetch_add(1, std::memory_order_relaxed);
         }
@@ -102,7 +100,7 @@ tl::expected<Hit, Errc> Shard::serve(const Entry& entry, const CacheKey& key, st
     const Clock::duration age = std::max(now - entry.inserted, Clock::duration::zero());
     bool stale = false;
     if (age >= entry.lifetime) {
-        if (mode != LookupMode::stale || dead(entry, now)) {
+        if (!serves_expired(mode) || dead(entry, now)) {
             return tl::unexpected(Errc::miss);
         }
         stale = true;
@@ -131,10 +129,25 @@ tl::expected<Hit, Errc> Shard::serve(const Entry& entry, const CacheKey& key, st
     if (!entry.referenced.load(std::memory_order_relaxed)) {
         entry.referenced.store(true, std::memory_order_relaxed);
     }
-    // Only a fresh-mode lookup asks: the stale mode is the engine's after every upstream
-    // failed, which would drop the claim, and the entry would expire unrefreshed.
-    return Hit{answer.size(), stale, mode == LookupMode::fresh && claims_refresh(entry, age)};
+    // The stale mode never asks: it is the engine's after every upstream failed, which sends no
+    // refresh, so a claim there would be lost and the entry would go unrefreshed.
+    bool refresh = false;
+    if (mode != LookupMode::stale) {
+        refresh = stale ? claims_stale_refresh(entry, age) : claims_refresh(entry, age);
+    }
+    return Hit{answer.size(), stale, refresh};
 }
+
+namespace {
+
+/// 1 + `age` in whole seconds: the mark Entry::refresh_asked keeps (0 is "never asked").
+std::uint32_t ask_mark(Clock::duration age) noexcept {
+    return static_cast<std::uint32_t>(
+               std::chrono::duration_cast<std::chrono::seconds>(age).count()) +
+           1;
+}
+
+}  // namespace
 
 bool Shard::claims_refresh(const Entry& entry, Clock::duration age) const noexcept {
     // unbound's rule: within the last tenth of the lifetime the answer had when stored.
@@ -142,8 +155,32 @@ bool Shard::claims_refresh(const Entry& entry, Clock::duration age) const noexce
         return false;
     }
     // A load first: the many hits after the claim read a shared line instead of writing it.
-    return !entry.refresh_claimed.load(std::memory_order_relaxed) &&
-           !entry.refresh_claimed.exchange(true, std::memory_order_relaxed);
+    std::uint32_t unasked = 0;
+    return entry.refresh_asked.load(std::memory_order_relaxed) == 0 &&
+           entry.refresh_asked.compare_exchange_strong(unasked, ask_mark(age),
+                                                       std::memory_order_relaxed);
+}
+
+bool Shard::claims_stale_refresh(const Entry& entry, Clock::duration age) const noexcept {
+    // A refresh that failed (SERVFAIL, a timeout) left the entry as it was: ask again once the
+    // stale answers given meanwhile have run out, RFC 8767 §5's wait before the next try, and
+    // no sooner, so that a dead upstream is not asked once per query.
+    const std::uint32_t mark = ask_mark(age);
+    std::uint32_t last = entry.refresh_asked.load(std::memory_order_relaxed);
+    // A hit that read the clock later may have asked first (`mark < last`): that ask stands.
+    if (last != 0 && (mark < last || mark - last < options_.stale_ttl)) {
+        return false;
+    }
+    return entry.refresh_asked.compare_exchange_strong(last, mark, std::memory_order_relaxed);
+}
+
+bool Shard::serves_expired(LookupMode mode) const noexcept {
+    switch (mode) {
+        case LookupMode::fresh: return false;
+        case LookupMode::stale: return keeps_expired();
+        case LookupMode::optimistic: return options_.optimistic;
+    }
+    return false;
 }
 
 bool Shard::dead(const Entry& entry, Clock::time_point now) const noexcept {
@@ -151,8 +188,7 @@ bool Shard::dead(const Entry& entry, Clock::time_point now) const noexcept {
     if (age < entry.lifetime) {
         return false;
     }
-    return !options_.serve_stale ||
-           age - entry.lifetime >= std::chrono::seconds(options_.max_stale_age);
+    return !keeps_expired() || age - entry.lifetime >= std::chrono::seconds(options_.max_stale_age);
 }
 
 tl::expected<void, Errc> Shard::insert(const CacheKey& key, const PreparedAnswer& prepared) {
@@ -229,6 +265,15 @@ void Shard::evict_one(Table& table, Clock::time_point now) {
             return;
         }
     }
+}
+
+void Shard::erase(const CacheKey& key) noexcept {
+    table_.with([&](Table& table) {
+        if (Entry* const found = table.index.find(KeyRef::of(key)); found != nullptr) {
+            remove(table, *found);
+            publish_gauges(table);
+        }
+    });
 }
 
 void Shard::flush() noexcept {

@@ -67,13 +67,14 @@ struct Entry {
     std::uint32_t charge = 0;    ///< octets counted against the budget
     std::uint32_t ring_index = 0;
     std::uint32_t storage_size = 0;  ///< octets stored after the header
-    std::uint16_t ttl_count = 0;     ///< TTL offsets stored after the name
+    /// When a hit last asked for this answer's refresh (Hit::refresh): 1 + the entry's age in
+    /// whole seconds then; 0 if none has. Claimed by compare-exchange under the shared lock, so
+    /// that only one of the hits that see it unclaimed (or due again) asks.
+    mutable std::atomic<std::uint32_t> refresh_asked{0};
+    std::uint16_t ttl_count = 0;  ///< TTL offsets stored after the name
     std::uint8_t name_length = 0;
     /// CLOCK reference bit: set by hits under the shared lock, cleared by the sweeping writer.
     mutable std::atomic<bool> referenced{false};
-    /// A hit has asked for this answer's refresh (Hit::refresh); set once under the shared
-    /// lock, so that only one of the hits in the entry's last tenth asks.
-    mutable std::atomic<bool> refresh_claimed{false};
 
     struct Free {
         void operator()(Entry* entry) const noexcept;
@@ -127,6 +128,7 @@ public:
     }
     /// Under the shared lock, prefetches the first lines of the entry whose slot holds `hash`.
     void prefetch_entry(std::uint64_t hash) const noexcept;
+    void erase(const CacheKey& key) noexcept;
     void flush() noexcept;
     /// Adds this shard's counters to `stats`.
     void add_to(Stats& stats) const noexcept;
@@ -155,6 +157,15 @@ private:
     /// True when a fresh hit on `entry` at `age` is the one to ask for its refresh: it is in the
     /// entry's last tenth and no hit has asked before (claims the entry's refresh when so).
     [[nodiscard]] bool claims_refresh(const Entry& entry, Clock::duration age) const noexcept;
+    /// True when an optimistic hit on the expired `entry` at `age` is the one to ask for its
+    /// refresh: no hit has asked in the last stale_ttl seconds (claims it when so).
+    [[nodiscard]] bool claims_stale_refresh(const Entry& entry, Clock::duration age) const noexcept;
+    /// True when a lookup in `mode` may serve an expired entry.
+    [[nodiscard]] bool serves_expired(LookupMode mode) const noexcept;
+    /// True when expired entries are kept for the stale or optimistic modes.
+    [[nodiscard]] bool keeps_expired() const noexcept {
+        return options_.serve_stale || options_.optimistic;
+    }
     /// True when `entry` can serve no lookup any more, fresh or stale.
     [[nodiscard]] bool dead(const Entry& entry, Clock::time_point now) const noexcept;
     /// Unindexes `entry` and hands its block to the recycler.

@@ -272,6 +272,7 @@ void read_cache(TableReader& t, CacheConfig& out) {
     t.seconds("stale_ttl", out.stale_ttl, Sec{1}, hours{1});
     t.seconds("stale_max_age", out.stale_max_age, minutes{1}, kDay * 7);
     t.boolean("prefetch", out.prefetch);
+    t.boolean("optimistic", out.optimistic);
 }
 
 /// A password or token hash: an Argon2id PHC string, checked for its shape here (the app's

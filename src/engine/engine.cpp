@@ -396,10 +396,16 @@ Decision Engine::answer_question(const wire::MessageView& view, const wire::Ques
     };
 
     if (cache_) {
-        if (auto hit = cache_->lookup(key, qh.id, out)) {
+        const cache::LookupMode mode =
+            cache_->options().optimistic ? cache::LookupMode::optimistic : cache::LookupMode::fresh;
+        if (auto hit = cache_->lookup(key, qh.id, out, mode)) {
+            // An expired answer (optimistic mode) says so as serve-stale's does: EDE 3.
+            const ExtendedError ede =
+                hit->stale ? ExtendedError::stale_answer : ExtendedError::none;
             const std::size_t size =
-                finish_for_client(out, hit->size, to, ExtendedError::none, scratch_, rdata_buf_);
-            Decision d = respond(Outcome::cached, size, verdict);
+                finish_for_client(out, hit->size, to, ede, scratch_, rdata_buf_);
+            Decision d = with_ede(
+                respond(hit->stale ? Outcome::stale : Outcome::cached, size, verdict), ede);
             if (hit->refresh) {
                 // The same upstream query a miss would send; its answer replaces the entry.
                 prepare_forward(route_of(lower.wire()));
@@ -463,16 +469,25 @@ void Engine::refresh(const Pending& pending, std::span<const std::uint8_t> reply
     }
     const std::size_t n = normalise_reply(reply, pending.key, scratch_, rdata_buf_);
     if (n == 0) {
-        return;  // the entry keeps its answer until it expires; then a miss asks again
-    }
-    const std::span<const std::uint8_t> answer(scratch_.data(), n);
-    // complete() would block such an answer instead of storing it: the entry expires instead,
-    // and the next query's miss gets the blocked answer.
-    if (blocked_cname(pending, answer).action == filter::Action::blocked ||
-        rebinding(pending, answer)) {
+        // No usable reply: the entry keeps its answer until it expires (then a miss asks again)
+        // or, expired and served optimistically, until its next refresh is due.
         return;
     }
-    (void)cache_->insert(pending.key, answer);  // Errc: not cacheable
+    const std::span<const std::uint8_t> answer(scratch_.data(), n);
+    // complete() would block such an answer instead of storing it. The old entry goes too, so
+    // that the next query's miss gets the blocked answer instead of the stale one.
+    if (blocked_cname(pending, answer).action == filter::Action::blocked ||
+        rebinding(pending, answer)) {
+        cache_->erase(pending.key);
+        return;
+    }
+    if (auto stored = cache_->insert(pending.key, answer);
+        !stored && stored.error() != cache::Errc::uncacheable_rcode) {
+        // A real answer the cache cannot keep (a zero TTL, a negative answer without its SOA,
+        // truncated, too large) replaces what the entry says: the next query asks upstream.
+        // A SERVFAIL or REFUSED is the upstream failing, and the old answer stays (RFC 8767).
+        cache_->erase(pending.key);
+    }
 }
 
 filter::Verdict Engine::blocked_cname(const Pending& pending,

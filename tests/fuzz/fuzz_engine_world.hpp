@@ -152,15 +152,17 @@ inline engine::EngineOptions fixed_options(const Clock& clock, engine::RateLimit
 
 /// The engine of one input, with its own clock and cache and an emptied rate limiter.
 struct World {
-    explicit World(const filter::SnapshotPublisher& snapshots)
-        : cache(std::make_shared<cache::Cache>(clock, cache_options())),
+    /// `optimistic`: the cache answers expired entries at once (cache.optimistic).
+    explicit World(const filter::SnapshotPublisher& snapshots, bool optimistic = false)
+        : cache(std::make_shared<cache::Cache>(clock, cache_options(optimistic))),
           engine(fixed_options(clock, fresh_rate_limiter()), local_zone(), snapshots, cache) {}
 
-    static cache::Options cache_options() {
+    static cache::Options cache_options(bool optimistic) {
         cache::Options o;
         o.shards = 1;
         o.max_bytes = std::size_t{256} << 10U;  // small enough for eviction to happen
         o.serve_stale = true;
+        o.optimistic = optimistic;
         return o;
     }
     static const engine::LocalZone& local_zone() {

@@ -15,7 +15,9 @@
 // (else: its first 12 octets are the reply's header, with QR set and one question, then the
 // upstream query's question, then the rest as records); bit 5: fail() instead of complete();
 // bits 6-7: how far the clock moves before the second ask (0, 1 s, 1 h, 2 days; a hit then in
-// the last tenth of the entry's TTL also asks for its refresh, which gets the same reply).
+// the last tenth of the entry's TTL also asks for its refresh, which gets the same reply). A
+// query with an odd ID runs against an optimistic cache (cache.optimistic: an expired entry is
+// served at once and asks for its refresh too); the control octet has no bit left.
 //
 // Checked: a query of at least a header with QR clear is never dropped (but by the rate
 // limiter, when it has no question to answer), anything else always is; complete() and fail()
@@ -201,7 +203,7 @@ void ask(moat::engine::Engine& engine, const Control& control, const QueryFacts&
         if (d.action == Action::respond) {
             check_answer(facts, control, d, out, "decide");
         }
-        if (d.refresh) {  // a cached answer near expiry: its refresh gets the same material
+        if (d.refresh) {  // a cached answer near (or past) expiry: its refresh gets the material
             check_upstream_query(facts, pending);
             engine.refresh(pending, reply_from(control, pending, reply_material));
         }
@@ -237,7 +239,8 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
     const auto reply_material = rest.subspan(query.size());
     const QueryFacts facts = QueryFacts::of(query);
 
-    moat::fuzz::World world(publisher());
+    const bool optimistic = query.size() >= 2 && (query[1] & 1U) != 0;
+    moat::fuzz::World world(publisher(), optimistic);
     auto& out = out_buffer();
     ask(world.engine, control, facts, query, reply_material, control.upstream_fails, out);
     // Again, later: a cache hit, an aged or stale entry, or a second forward whose upstream

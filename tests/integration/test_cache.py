@@ -1,11 +1,14 @@
 """The answer cache: a hit with its TTL aged in whole seconds; negative answers cached; a name
-asked for near its expiry renewed by prefetch."""
+asked for near its expiry renewed by prefetch; an expired one answered at once and renewed with
+cache.optimistic."""
 
 import time
 
+import dns.edns
 import dns.rdatatype
 
 from conftest import answer_values, base_config, rcode_name, wait_until
+from test_metrics import metric
 
 
 def test_cache_hit_ttl_decreases(upstream, moat):
@@ -83,3 +86,60 @@ def test_prefetch_renews_an_answer_asked_for_near_its_expiry(upstream, moat):
         "prefetch off: the query after expiry gets the upstream's fresh answer"
     assert len(upstream.queries("plain.example.test", "A")) == 2, \
         "prefetch off: one query at the start, one after expiry, none near it"
+
+
+def test_optimistic_answers_an_expired_name_at_once_and_renews_it(upstream, moat):
+    """With cache.optimistic a query for an expired answer gets it at once, with stale_ttl and
+    EDE 3 (Stale Answer), and the upstream is asked again meanwhile; its new answer serves the
+    queries after that. Without it the same query waits for the (slow) upstream. A refresh that
+    fails leaves the stale answer, and the queries within stale_ttl do not ask again."""
+    delay = 1.0
+    upstream.add("hot.example.test", "A", "192.0.2.80", ttl=1)
+    upstream.add("cold.example.test", "A", "192.0.2.90", ttl=1)
+    upstream.add("down.example.test", "A", "192.0.2.100", ttl=1)
+    on = moat(base_config(upstream, cache={"optimistic": True, "stale_ttl": "7s"},
+                          upstream={"timeout": "2s", "total_timeout": "3s"}))
+    off = moat(base_config(upstream, upstream={"timeout": "2s", "total_timeout": "3s"}))
+    assert answer_values(on.query("hot.example.test"), "A") == ["192.0.2.80"]
+    assert answer_values(on.query("down.example.test"), "A") == ["192.0.2.100"]
+    assert answer_values(off.query("cold.example.test"), "A") == ["192.0.2.90"]
+    upstream.add("hot.example.test", "A", "192.0.2.81", ttl=300)
+    upstream.add("cold.example.test", "A", "192.0.2.91", ttl=300)
+    # The upstream answers slowly from now on, within the daemon's timeout.
+    upstream.rule("hot.example.test", ("delay", delay), "answer")
+    upstream.rule("cold.example.test", ("delay", delay), "answer")
+    upstream.rule("down.example.test", "servfail")
+    time.sleep(1.3)  # every answer has expired
+
+    t0 = time.monotonic()
+    stale = on.query("hot.example.test", use_edns=0)
+    elapsed = time.monotonic() - t0
+    assert answer_values(stale, "A") == ["192.0.2.80"], f"not the expired answer: {stale.answer}"
+    assert stale.answer[0].ttl == 7, f"TTL {stale.answer[0].ttl}, stale_ttl is 7s"
+    assert [o.code for o in stale.options if o.otype == dns.edns.EDE] == [3], stale.options
+    assert elapsed < delay / 2, f"{elapsed:.2f}s: the stale answer waited for the upstream"
+
+    t0 = time.monotonic()
+    waited = off.query("cold.example.test")
+    assert time.monotonic() - t0 >= delay * 0.9, "without optimistic the query must wait"
+    assert answer_values(waited, "A") == ["192.0.2.91"]
+
+    assert wait_until(lambda: answer_values(on.query("hot.example.test"), "A") == ["192.0.2.81"],
+                      delay * 4), "the renewed answer never replaced the stale one"
+    renewed = on.query("hot.example.test")
+    assert 290 <= renewed.answer[0].ttl <= 300, f"TTL {renewed.answer[0].ttl}: not the new entry"
+
+    # The failing upstream: stale answers, and one refresh for all the queries within 7 s.
+    assert answer_values(on.query("down.example.test"), "A") == ["192.0.2.100"]
+    assert wait_until(lambda: len(upstream.queries("down.example.test", "A")) >= 2, 2), \
+        "the stale answer's refresh never reached the upstream"
+    time.sleep(0.3)  # the refresh's attempts are over (the upstream path tries twice)
+    asked = len(upstream.queries("down.example.test", "A"))
+    for _ in range(5):
+        r = on.query("down.example.test")
+        assert rcode_name(r) == "NOERROR" and answer_values(r, "A") == ["192.0.2.100"], r
+    time.sleep(0.3)
+    assert len(upstream.queries("down.example.test", "A")) == asked, \
+        "the queries within stale_ttl of a failed refresh asked the upstream again"
+    assert metric(on, "dnsmoat_queries_total", outcome="stale") >= 7
+    assert metric(on, "dnsmoat_cache_prefetches_total") == 2, "one refresh per name"

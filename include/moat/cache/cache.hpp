@@ -33,19 +33,22 @@
 namespace moat::cache {
 
 enum class LookupMode : std::uint8_t {
-    fresh,  ///< only unexpired entries
-    stale,  ///< also expired ones within Options::max_stale_age (RFC 8767); only when every
-            ///< upstream failed, and only if Options::serve_stale is on
+    fresh,       ///< only unexpired entries
+    stale,       ///< also expired ones within Options::max_stale_age (RFC 8767); only when every
+                 ///< upstream failed, and only if Options::serve_stale (or optimistic) is on
+    optimistic,  ///< a client's lookup when Options::optimistic is on: fresh entries as in
+                 ///< `fresh`, expired ones as in `stale` but asking for their refresh
 };
 
 /// A successful lookup.
 struct Hit {
     std::size_t size = 0;  ///< octets of the answer written at the start of the caller's buffer
     bool stale = false;    ///< the entry had expired; every TTL is Options::stale_ttl
-    /// The entry is in the last tenth of its lifetime and this is the first hit to see it there
-    /// (Options::prefetch): the caller should ask the upstream again and insert() its answer,
-    /// so that the next hits find it renewed instead of missing. Set for one hit per stored
-    /// answer, whichever thread makes it; never by a lookup in LookupMode::stale.
+    /// The caller should ask the upstream again and insert() its answer, so that the next hits
+    /// find the entry renewed. Set for the first hit in the last tenth of a fresh entry's
+    /// lifetime (Options::prefetch), once per stored answer, whichever thread makes it; and in
+    /// LookupMode::optimistic for the first hit on an expired entry, then again once
+    /// Options::stale_ttl has passed since the last ask. Never by a lookup in LookupMode::stale.
     bool refresh = false;
 };
 
@@ -90,6 +93,10 @@ public:
     /// Stores `answer` (an upstream response to the query `key` was made from), replacing any
     /// entry for the key. The error says why it was not stored; nothing changes then.
     tl::expected<void, Errc> insert(const CacheKey& key, std::span<const std::uint8_t> answer);
+
+    /// Drops the entry for `key`, if any: an upstream's new answer to it that must not be
+    /// served (Engine::refresh) leaves no expired one to be served instead.
+    void erase(const CacheKey& key) noexcept;
 
     /// Drops every entry. Counters other than entries and bytes keep their values.
     void flush() noexcept;

@@ -27,8 +27,8 @@ struct Options {
     /// 1 to 3 hours as a maximum). 0 disables negative caching.
     std::uint32_t max_negative_ttl = 3600;
 
-    /// Keep expired entries for serve-stale lookups (RFC 8767). Off: LookupMode::stale behaves as
-    /// LookupMode::fresh and expired entries are the first evicted.
+    /// Keep expired entries for serve-stale lookups (RFC 8767). Off (and `optimistic` off too):
+    /// LookupMode::stale behaves as LookupMode::fresh and expired entries are the first evicted.
     bool serve_stale = false;
     /// TTL written into every record of a stale answer (seconds). RFC 8767 §4 suggests 30.
     std::uint32_t stale_ttl = 30;
@@ -42,6 +42,12 @@ struct Options {
     /// for steadily then never waits for the upstream after its first answer. (Not the CPU
     /// memory prefetch of Cache::prefetch(), which is a hint for the next lookup.)
     bool prefetch = true;
+    /// Optimistic answers (unbound's `serve-expired`, AdGuard Home's optimistic cache): a lookup
+    /// in LookupMode::optimistic also serves an expired entry within max_stale_age, with
+    /// stale_ttl, and asks for its refresh (Hit::refresh), again every stale_ttl while no new
+    /// answer replaced it (RFC 8767 §5's wait before the next try). Keeps expired entries as
+    /// serve_stale does, and implies it. Off: LookupMode::optimistic behaves as fresh.
+    bool optimistic = false;
 };
 
 }  // namespace moat::cache

@@ -11,8 +11,8 @@ namespace moat::cache {
 
 struct Stats {
     std::uint64_t hits = 0;        ///< fresh answers served
-    std::uint64_t stale_hits = 0;  ///< expired answers served by LookupMode::stale
-    std::uint64_t prefetches = 0;  ///< hits that asked for a refresh (Hit::refresh)
+    std::uint64_t stale_hits = 0;  ///< expired answers served (LookupMode::stale, optimistic)
+    std::uint64_t prefetches = 0;  ///< hits that asked for a refresh (Hit::refresh), either kind
     std::uint64_t misses = 0;      ///< lookups that found nothing usable (including no_space)
     std::uint64_t inserts = 0;     ///< answers stored (a replacement counts as one insert)
     std::uint64_t rejected = 0;    ///< answers not stored (any insert error)

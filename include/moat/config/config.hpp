@@ -206,7 +206,8 @@ struct CacheConfig {
     bool serve_stale = false;                              ///< RFC 8767, when every upstream fails
     std::chrono::seconds stale_ttl{30};                    ///< TTL of a stale answer, 1s..1h
     std::chrono::seconds stale_max_age{std::chrono::hours{24}};  ///< how long past expiry, 1m..7d
-    bool prefetch = true;  ///< renew an answer asked for in the last tenth of its TTL
+    bool prefetch = true;     ///< renew an answer asked for in the last tenth of its TTL
+    bool optimistic = false;  ///< answer expired entries at once (stale_ttl) and renew them
 
     friend bool operator==(const CacheConfig&, const CacheConfig&) = default;
 };

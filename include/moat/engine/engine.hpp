@@ -11,7 +11,7 @@
 //                           out)
 //   }
 //   if (d.refresh) { upstream(pending.upstream_query, ...); /* later: */ engine.refresh(pending,
-//                    reply_bytes); }   // a cached answer near its expiry: renew it meanwhile
+//                    reply_bytes); }   // a cached answer near (or past) its expiry: renew it
 //
 // Per query, in order (docs/daemon.md): parse (FORMERR / drop / NOTIMP) → access control
 // (REFUSED) → EDNS (BADVERS) → localhost and local records → special-use names → blocklist
@@ -85,9 +85,9 @@ struct Decision {
     /// EDNS; 0xFFFF: none. For the query log. (Beside the two octets above, not after the
     /// verdict: 32 octets in all instead of 40.)
     std::uint16_t ede = 0xFFFF;
-    /// A cached answer near its expiry (cache::Hit::refresh): besides sending it, send
-    /// Pending::upstream_query upstream and give its reply to refresh(). (In the padding
-    /// before `size`: the decision stays 32 octets.)
+    /// A cached answer near its expiry, or past it with cache.optimistic (cache::Hit::refresh):
+    /// besides sending it, send Pending::upstream_query upstream and give its reply to
+    /// refresh(). (In the padding before `size`: the decision stays 32 octets.)
     bool refresh = false;
     std::size_t size = 0;     ///< octets of the answer written to `out` (Action::respond)
     filter::Verdict verdict;  ///< the list rule behind a blocked or allowed outcome
@@ -122,8 +122,9 @@ public:
     /// Every upstream failed or timed out: serve-stale from the cache if allowed, else SERVFAIL.
     Decision fail(const Pending& pending, std::span<std::uint8_t> out);
     /// The upstream's reply to the refresh a decision asked for (Decision::refresh): stored in
-    /// the cache when complete() would have stored it, else dropped. No client waits for it, so
-    /// nothing is answered or counted.
+    /// the cache when complete() would have stored it. An answer complete() would block, or one
+    /// the cache cannot keep, erases the entry; an unusable reply or a SERVFAIL leaves it. No
+    /// client waits for it, so nothing is answered or counted.
     void refresh(const Pending& pending, std::span<const std::uint8_t> reply);
 
     /// The decision for `name` (lower case) from `client`, without answering or counting.

@@ -12,7 +12,7 @@ namespace moat::engine {
 enum class Outcome : std::uint8_t {
     forwarded,     ///< answered by an upstream
     cached,        ///< answered from the cache
-    stale,         ///< answered from an expired cache entry after every upstream failed
+    stale,         ///< an expired cache entry: every upstream failed, or cache.optimistic
     blocked,       ///< a blocklist rule matched
     local,         ///< local records, localhost, private reverse zones
     refused,       ///< access control, or a blocking mode of "refused" (counted as blocked)

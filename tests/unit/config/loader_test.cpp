@@ -312,6 +312,7 @@ records = [{ name = "NAS.lan", type = "aaaa", value = "FD00::0010" },
 size = 1048576
 serve_stale = true
 prefetch = false
+optimistic = true
 [querylog]
 path = "/srv/dnsmoat/log.db"
 privacy = "hide_clients"
@@ -356,6 +357,7 @@ listen = ["[::1]", "127.0.0.2:9000"]
     EXPECT_EQ(config->cache.size, 1048576U);
     EXPECT_TRUE(config->cache.serve_stale);
     EXPECT_FALSE(config->cache.prefetch) << "on by default";
+    EXPECT_TRUE(config->cache.optimistic) << "off by default";
     EXPECT_TRUE(config->querylog.enabled);
     EXPECT_EQ(config->querylog.path, "/srv/dnsmoat/log.db");
     EXPECT_EQ(config->querylog.privacy, LogPrivacy::hide_clients);
