@@ -4,9 +4,15 @@ prefetch and one without, and unbound with `prefetch: yes` and `prefetch: no` be
 forward to one slow upstream on 127.0.0.1 that answers every A query after --delay milliseconds
 (an ISP resolver's round trip) with TTL --ttl. A paced client asks each server in turn for
 --names names round robin at --rate queries per second for --seconds, after a warm-up of one
-TTL and a second, asked the same way and not measured, that puts every name in the cache. Without prefetch every name expires once a TTL and the query
+TTL and a second (or one round of the names, if longer), asked the same way and not measured,
+that puts every name in the cache. Without prefetch every name expires once a TTL and the query
 that finds it expired waits for the upstream; with it, a query in the last tenth of the TTL
 renews the entry first. (--no-unbound leaves unbound out.)
+
+With --feature optimistic the pairs are dnsmoat with cache.optimistic on and off (prefetch on in
+both) and unbound with `serve-expired: yes` (answering at once: `serve-expired-client-timeout:
+0`) and `no`. Pick names asked less often than their TTL (--names 300 --rate 100 --ttl 2: each
+name every 3 s), which prefetch cannot help: without optimistic answers every such query waits.
 
 Reported per server (medians over --reps, order alternating): latency p50, p99, p99.9 and max,
 the share of answers that took longer than half the upstream's delay (they waited for it), and
@@ -16,6 +22,7 @@ client and the upstream are Python, so their own overhead (tens of microseconds)
 latency.
 
   bench/prefetch_tail.py --binary build/release/src/app/dnsmoat
+  bench/prefetch_tail.py --feature optimistic --names 300 --rate 100 --ttl 2
 """
 
 import argparse
@@ -95,10 +102,15 @@ class SlowUpstream:
                 self.sock.sendto(answer, addr)
 
 
-def start_unbound(work: Path, label: str, upstream: int, prefetch: bool,
+def start_unbound(work: Path, label: str, upstream: int, feature: str, on: bool,
                   probe: str) -> tuple[subprocess.Popen, int]:
     """unbound forwarding everything to the upstream, as the peers harness runs it (one thread,
-    iterator only), with its own `prefetch`; returns it and its port once it answers."""
+    iterator only), with its own prefetch or serve-expired; returns it and its port once it
+    answers."""
+    yes = "yes" if on else "no"
+    setting = (f"prefetch: {yes}" if feature == "prefetch" else
+               f"serve-expired: {yes}\n    serve-expired-client-timeout: 0\n"
+               "    serve-expired-reply-ttl: 30\n    serve-expired-ttl: 86400")
     port = local_daemon.free_port()
     rundir = work / label.replace(" ", "-")
     rundir.mkdir()
@@ -120,7 +132,7 @@ def start_unbound(work: Path, label: str, upstream: int, prefetch: bool,
     module-config: "iterator"
     do-not-query-localhost: no
     qname-minimisation: no
-    prefetch: {"yes" if prefetch else "no"}
+    {setting}
     local-zone: "test." nodefault
 forward-zone:
     name: "."
@@ -213,6 +225,8 @@ def main() -> int:
     parser.add_argument("--delay", type=float, default=20.0, help="the upstream's delay, ms")
     parser.add_argument("--reps", type=int, default=3)
     parser.add_argument("--no-unbound", action="store_true", help="dnsmoat only")
+    parser.add_argument("--feature", choices=["prefetch", "optimistic"], default="prefetch",
+                        help="what the pairs of servers differ in")
     args = parser.parse_args()
     for tool in ["dig"] + ([] if args.no_unbound else ["unbound"]):
         if not shutil.which(tool):
@@ -225,15 +239,18 @@ def main() -> int:
     names = [f"name{i}.prefetch.test" for i in range(args.names)]
     daemons = {}
     try:
-        for label, on in (("dnsmoat, prefetch on", "true"), ("dnsmoat, prefetch off", "false")):
+        unbound_key = "prefetch" if args.feature == "prefetch" else "serve-expired"
+        for label, on in ((f"dnsmoat, {args.feature} on", "true"),
+                          (f"dnsmoat, {args.feature} off", "false")):
             daemons[label] = local_daemon.start(
                 args.binary, work, label.replace(", ", "-").replace(" ", "-"), "enabled = false",
                 upstream=f"127.0.0.1:{upstream.port}",
-                extra_toml=f"[cache]\nprefetch = {on}\n")
+                extra_toml=f"[cache]\n{args.feature} = {on}\n")
         if not args.no_unbound:
-            for label, on in (("unbound, prefetch: yes", True), ("unbound, prefetch: no", False)):
+            for label, on in ((f"unbound, {unbound_key}: yes", True),
+                              (f"unbound, {unbound_key}: no", False)):
                 daemons[label] = start_unbound(work, label.replace(", ", "-").replace(": ", "-"),
-                                               upstream.port, on, names[0])
+                                               upstream.port, args.feature, on, names[0])
         results: dict[str, list[dict[str, float]]] = {label: [] for label in daemons}
         for rep in range(args.reps):
             order = list(daemons) if rep % 2 == 0 else list(reversed(daemons))  # alternating
@@ -243,7 +260,8 @@ def main() -> int:
                 # TTL pass: the measured part starts in the steady state, with no idle gap in
                 # which entries could expire unasked.
                 before = [0]
-                latencies, lag = paced_run(port, names, args.rate, args.seconds, args.ttl + 1.0,
+                warm_up = max(args.ttl + 1.0, len(names) / args.rate)
+                latencies, lag = paced_run(port, names, args.rate, args.seconds, warm_up,
                                            lambda: before.__setitem__(0, upstream.count()))
                 row = summarise(latencies, args.delay / 2e3)
                 row["upstream"] = float(upstream.count() - before[0])
