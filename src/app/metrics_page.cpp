@@ -73,7 +73,8 @@ void cache_metrics(TextWriter& w, const cache::Cache* cache) {
         {"dnsmoat_cache_entries", "Answers in the cache now.", Type::gauge, s.entries},
         {"dnsmoat_cache_bytes", "Bytes the cache holds now.", Type::gauge, s.bytes},
         {"dnsmoat_cache_hits_total", "Answers served fresh from the cache.", Type::counter, s.hits},
-        {"dnsmoat_cache_stale_hits_total", "Expired answers served (serve-stale).", Type::counter,
+        {"dnsmoat_cache_stale_hits_total",
+         "Expired answers served (serve-stale, or at once with cache.optimistic).", Type::counter,
          s.stale_hits},
         {"dnsmoat_cache_misses_total", "Cache lookups that found nothing usable.", Type::counter,
          s.misses},
@@ -81,8 +82,9 @@ void cache_metrics(TextWriter& w, const cache::Cache* cache) {
         {"dnsmoat_cache_evictions_total", "Answers removed to stay within the size.", Type::counter,
          s.evictions},
         {"dnsmoat_cache_prefetches_total",
-         "Cached answers asked for again before they expired (prefetch).", Type::counter,
-         s.prefetches},
+         "Cached answers asked for again while served: near expiry (prefetch) or past it "
+         "(cache.optimistic).",
+         Type::counter, s.prefetches},
     }};
     for (const auto& [name, help, type, value] : rows) {
         w.family(name, help, type);
