@@ -301,8 +301,12 @@ private:
         const std::uint64_t blocked =
             count(engine::Outcome::blocked) + count(engine::Outcome::refused);
         const std::uint64_t percent = total == 0 ? 0 : blocked * 100 / total;
+        // A stale answer (serve-stale, cache.optimistic) came from the cache as much as a fresh
+        // one.
+        const std::uint64_t from_cache =
+            count(engine::Outcome::cached) + count(engine::Outcome::stale);
         return fmt::format("{} rules; {} queries, {} blocked ({}%), {} from the cache", rules(),
-                           total, blocked, percent, count(engine::Outcome::cached));
+                           total, blocked, percent, from_cache);
     }
 
     /// WATCHDOG=1 and a fresh STATUS= from the event loop itself, so a stuck loop is noticed.

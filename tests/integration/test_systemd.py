@@ -188,6 +188,31 @@ def test_notify_ready_status_watchdog_reload_and_stop(tmp_path, upstream, proces
         notify.close()
 
 
+def test_status_counts_fresh_and_stale_answers_as_from_the_cache(tmp_path, upstream, processes):
+    """The STATUS= line's "from the cache" counts every answer the cache gave: fresh ones and,
+    with cache.optimistic, the expired ones answered at once while the upstream is asked again."""
+    upstream.add("status.example.test", "A", "192.0.2.70", ttl=1)
+    path = str(tmp_path / "notify.sock")
+    notify = NotifySocket(path)
+    try:
+        port = free_port()
+        config = config_for(upstream, tmp_path, listen=[f"{LOOPBACK}:{port}"])
+        config["cache"] = {"optimistic": True, "stale_ttl": "7s"}
+        p = Process(tmp_path / "d", config, env={"NOTIFY_SOCKET": path, "WATCHDOG_USEC": "400000"})
+        processes.append(p)
+        notify.wait_for("READY", "1")
+        assert ask(port, "status.example.test.").answer[0].ttl == 1   # forwarded
+        assert ask(port, "status.example.test.").answer[0].ttl <= 1   # fresh from the cache
+        time.sleep(1.3)                                               # the answer has expired
+        assert ask(port, "status.example.test.").answer[0].ttl == 7   # stale, from the cache
+        expected = "3 queries, 0 blocked (0%), 2 from the cache"
+        found = wait_until(lambda: any(expected in m["STATUS"] for m in notify.with_key("STATUS"))
+                           or None, 5)
+        assert found, f"no STATUS= with {expected!r}: {notify.with_key('STATUS')[-3:]}"
+    finally:
+        notify.close()
+
+
 def test_watchdog_of_another_process_is_not_ours(tmp_path, upstream, processes):
     """WATCHDOG_PID names the process the watchdog is for; a child must not ping for it."""
     path = str(tmp_path / "notify.sock")
