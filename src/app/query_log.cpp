@@ -3,6 +3,7 @@
 #include <sys/resource.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <chrono>
 
 #include "moat/core/log.hpp"
@@ -12,7 +13,12 @@ namespace {
 
 using std::chrono::steady_clock;
 
-constexpr auto kPoll = std::chrono::milliseconds(100);
+// The writer's visits while queries come: often enough that the dashboard's counters (fed as
+// entries are taken off the queue) stay current, seldom enough that a household's trickle of
+// queries wakes it once a second rather than ten times. A queue a quarter full wakes it sooner
+// (EntryQueue), so a burst does not overflow it between visits. flush_interval, when shorter,
+// is the interval instead.
+constexpr auto kPoll = std::chrono::seconds(1);
 // After a visit that found the queue a quarter full, the next comes this soon (a burst).
 constexpr auto kBusyPoll = std::chrono::milliseconds(5);
 // A batch this large is written before its interval is up (a burst; about 100 bytes an entry).
@@ -77,11 +83,8 @@ QueryLog::QueryLog(const config::QueryLogConfig& config, querylog::Database data
       thread_([this] { run(); }) {}
 
 QueryLog::~QueryLog() {
-    {
-        const std::lock_guard lock(mutex_);
-        stopping_ = true;
-    }
-    wake_.notify_one();
+    stopping_.store(true);
+    queue_.wake_consumer();
     thread_.join();
 }
 
@@ -93,14 +96,26 @@ void QueryLog::run() {
     // The first prune runs at once: a retention shortened while stopped applies at start.
     auto last_prune = steady_clock::now() - kPruneEvery;
     auto last_tidy = steady_clock::now();
-    auto wait = kPoll;
-    std::unique_lock lock(mutex_);
-    while (!stopping_) {
-        wake_.wait_for(lock, wait, [this] { return stopping_; });
-        lock.unlock();
+    const auto poll = std::min<steady_clock::duration>(kPoll, config_.flush_interval);
+    steady_clock::duration wait = poll;
+    bool idle = false;
+    while (!stopping_.load()) {
+        if (!idle) {
+            queue_.sleep_until(steady_clock::now() + wait, false);
+        } else {
+            // A visit found nothing: polling would only wake an idle daemon, so the writer sleeps
+            // until the next query, or the next chore: the pending batch's write, the prune.
+            auto chore = std::min(last_prune + kPruneEvery, last_tidy + kTidyEvery);
+            if (writer_.pending() > 0) {
+                chore = std::min(chore, last_flush + config_.flush_interval);
+            }
+            queue_.sleep_until(chore, true);
+        }
         const auto now = steady_clock::now();
         // Taken off the queue every visit (it stays small), written once per interval.
-        wait = writer_.collect() >= queue_.capacity() / 4 ? kBusyPoll : kPoll;
+        const std::size_t collected = writer_.collect();
+        wait = collected >= queue_.capacity() / 4 ? kBusyPoll : poll;
+        idle = collected == 0;
         if (writer_.pending() >= kMaxPending || now - last_flush >= config_.flush_interval) {
             flush();
             last_flush = now;
@@ -120,9 +135,7 @@ void QueryLog::run() {
             }
             last_tidy = now;
         }
-        lock.lock();
     }
-    lock.unlock();
     flush();
 }
 

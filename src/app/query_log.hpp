@@ -1,17 +1,16 @@
 // The daemon's query log: the queue the event loop pushes into, and the thread that empties it
-// every 100 ms (every 5 ms while queries come fast enough to fill a quarter of it) into a compact
-// pending batch, writes that batch to SQLite in one transaction every
-// [querylog] flush_interval (sooner past 20,000 entries), prunes the log to its retention and size
-// every minute, and tidies it every hour.
+// into a compact pending batch every second (every 5 ms while queries come fast enough to fill a
+// quarter of it, at once when it is a quarter full, and at the next query after a visit that found
+// none), writes that batch to SQLite in one transaction every [querylog] flush_interval (sooner
+// past 20,000 entries), prunes the log to its retention and size every minute, and tidies it
+// every hour.
 //
 // A log that cannot be opened or written never stops DNS: the daemon starts without it (and says
 // why), and a failing write loses that batch (counted, warned about at most once a minute).
 #pragma once
 
 #include <atomic>
-#include <condition_variable>
 #include <memory>
-#include <mutex>
 #include <thread>
 
 #include "moat/config/config.hpp"
@@ -49,9 +48,7 @@ private:
     config::QueryLogConfig config_;
     querylog::EntryQueue queue_;
     querylog::LogWriter writer_;
-    std::mutex mutex_;
-    std::condition_variable wake_;
-    bool stopping_ = false;  // guarded by mutex_
+    std::atomic<bool> stopping_{false};
     std::chrono::steady_clock::time_point last_warning_{};
     std::uint64_t warned_drops_ = 0;
     std::thread thread_;  // last: started after everything it uses

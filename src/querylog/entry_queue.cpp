@@ -59,11 +59,40 @@ bool EntryQueue::push(const Entry& entry) noexcept {
     }
     // The count first: a reader that sees a record counted as popped also sees it pushed.
     pushed_.store(pushed + 1, std::memory_order_release);
-    head_.store(at, std::memory_order_release);
+    // Sequentially consistent with the consumer's parking in sleep_until(): either it sees this
+    // record and stays awake, or this sees it parked and wakes it (a store-then-load on each
+    // side, which release and acquire alone would let both miss).
+    head_.store(at, std::memory_order_seq_cst);
     if (depth + 1 > peak_depth_.load(std::memory_order_relaxed)) {
         peak_depth_.store(depth + 1, std::memory_order_relaxed);
     }
+    if (depth + 1 == std::max<std::size_t>(capacity_ / 4, 1) ||
+        (parked_.load(std::memory_order_seq_cst) && parked_.exchange(false))) {
+        wake_consumer();
+    }
     return true;
+}
+
+void EntryQueue::sleep_until(std::chrono::steady_clock::time_point deadline, bool until_push) {
+    std::unique_lock lock(sleep_mutex_);
+    if (until_push) {
+        parked_.store(true, std::memory_order_seq_cst);
+        // The lock is held from here into the wait, so a push's wake-up cannot fall between.
+        if (head_.load(std::memory_order_seq_cst) != tail_.load(std::memory_order_relaxed)) {
+            woken_ = true;
+        }
+    }
+    sleep_cv_.wait_until(lock, deadline, [this] { return woken_; });
+    woken_ = false;
+    parked_.store(false, std::memory_order_relaxed);
+}
+
+void EntryQueue::wake_consumer() noexcept {
+    {
+        const std::lock_guard lock(sleep_mutex_);
+        woken_ = true;
+    }
+    sleep_cv_.notify_one();
 }
 
 std::size_t EntryQueue::pop(std::vector<Entry>& out, std::size_t max) {

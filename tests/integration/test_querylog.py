@@ -9,6 +9,7 @@ import sqlite3
 import subprocess
 import threading
 import time
+from pathlib import Path
 
 import dns.message
 import pytest
@@ -93,6 +94,32 @@ def test_every_outcome_is_logged_and_searchable(upstream, moat, tmp_path):
     bad = subprocess.run([str(moat_binary()), "log", "--config", str(d.config_path),
                           "--type", "NOPE"], capture_output=True, text=True, timeout=20)
     assert bad.returncode == 2 and "not a DNS type" in bad.stderr, bad.stderr
+
+
+def context_switches(pid: int) -> int:
+    """Every time any of the process's threads slept or was preempted, since it started."""
+    total = 0
+    for task in Path(f"/proc/{pid}/task").iterdir():
+        status = (task / "status").read_text()
+        total += sum(int(line.split()[1]) for line in status.splitlines()
+                     if line.startswith(("voluntary_ctxt_switches", "nonvoluntary_ctxt_switches")))
+    return total
+
+
+def test_an_idle_daemon_sleeps_and_the_next_query_is_logged_at_once(upstream, moat, tmp_path):
+    """Without queries the log's writer stops polling (it woke ten times a second before), and
+    the next query wakes it: its row is there within the flush interval, not at the next
+    minute's prune."""
+    d = moat(config(upstream, tmp_path))
+    d.query("www.log.test")
+    logged(d, 1, "www.log.test")
+    time.sleep(1.5)  # a second of empty visits, then the writer waits for the next query
+    before = context_switches(d.proc.pid)
+    time.sleep(3)
+    woke = context_switches(d.proc.pid) - before
+    assert woke <= 3, f"{woke} wake-ups in 3 s of an idle daemon (the writer polling?)"
+    d.query("ads.log.test")
+    assert [r["domain"] for r in logged(d, 1, "ads.log.test")] == ["ads.log.test"]
 
 
 def test_privacy_levels_and_exclusions_apply_on_reload(upstream, moat, tmp_path):

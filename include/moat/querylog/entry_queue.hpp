@@ -8,11 +8,20 @@
 // `head_` (bytes written) and `pushed_`, the consumer `tail_` and `popped_`; each side publishes
 // its counters with release and reads the other's with acquire (the classic single-producer
 // single-consumer ring). A record may wrap around the ring's end: it is copied in two parts.
+//
+// The consumer polls, which batches entries and costs the producer nothing, and the push that
+// fills a quarter of the queue wakes it early, so a burst between two visits is not dropped. When
+// there is nothing to poll for (no queries for a while) it may sleep until the next push instead,
+// so an idle daemon does not wake at all: the first push into such a queue wakes it. Those two
+// pushes are the only ones that cost the producer a system call.
 #pragma once
 
 #include <atomic>
+#include <chrono>
+#include <condition_variable>
 #include <cstddef>
 #include <cstdint>
+#include <mutex>
 #include <vector>
 
 #include "moat/core/raw_buffer.hpp"
@@ -35,6 +44,13 @@ public:
 
     /// Consumer: moves up to `max` entries to the end of `out`; returns how many.
     std::size_t pop(std::vector<Entry>& out, std::size_t max);
+
+    /// Consumer: sleeps until `deadline`, wake_consumer(), or the push that fills a quarter of
+    /// the queue. With `until_push`, also until the next push(), and not at all while an entry
+    /// waits.
+    void sleep_until(std::chrono::steady_clock::time_point deadline, bool until_push);
+    /// Any thread: ends the consumer's sleep, or makes its next one return at once.
+    void wake_consumer() noexcept;
 
     /// Entries waiting now (either thread; a moment's view).
     [[nodiscard]] std::size_t depth() const noexcept {
@@ -68,6 +84,12 @@ private:
     std::atomic<std::uint64_t> popped_{0};            ///< entries read (consumer)
     alignas(64) std::atomic<std::uint64_t> dropped_{0};
     std::atomic<std::uint64_t> peak_depth_{0};
+    /// The consumer sleeps until the next push (set and cleared by the consumer, taken by the
+    /// producer that wakes it).
+    std::atomic<bool> parked_{false};
+    std::mutex sleep_mutex_;
+    std::condition_variable sleep_cv_;
+    bool woken_ = false;  ///< guarded by sleep_mutex_
 };
 
 }  // namespace moat::querylog

@@ -1,11 +1,16 @@
 // The queue between the event loop and the log writer: order kept, a full queue drops and counts
 // instead of waiting, every field arrives as it was pushed (also when a record wraps around the
 // ring's end), long entries fill the ring's bytes before its count, and under two real threads
-// every entry arrives once, in order, or is counted as dropped.
+// every entry arrives once, in order, or is counted as dropped. The consumer's sleep: until a
+// deadline, the push that fills a quarter of the queue, or (when it asks) the next push, which
+// wakes it every time (no wake-up is lost to a race).
 #include "moat/querylog/entry_queue.hpp"
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
+#include <atomic>
+#include <chrono>
 #include <string>
 #include <thread>
 #include <vector>
@@ -145,6 +150,89 @@ TEST(EntryQueue, TwoThreadsLoseNothingUncounted) {
     EXPECT_TRUE(std::is_sorted(received.begin(), received.end()));
     EXPECT_EQ(std::adjacent_find(received.begin(), received.end()), received.end());
     EXPECT_LE(q.peak_depth(), q.capacity());
+}
+
+using std::chrono::steady_clock;
+// Far enough that a sleep which should have ended early cannot pass for one that did.
+constexpr auto kLongSleep = std::chrono::seconds(30);
+constexpr auto kPromptly = std::chrono::seconds(10);
+
+TEST(EntryQueue, ASleepUntilThePushIsNoneWhileAnEntryWaits) {
+    EntryQueue q(64);  // one entry is far from the quarter that would wake it anyway
+    ASSERT_TRUE(q.push(numbered(1)));
+    const auto start = steady_clock::now();
+    q.sleep_until(start + kLongSleep, true);
+    EXPECT_LT(steady_clock::now() - start, kPromptly);
+}
+
+TEST(EntryQueue, ASleepWithoutThePushLastsUntilItsDeadline) {
+    EntryQueue q(64);
+    ASSERT_TRUE(q.push(numbered(1)));  // an entry waiting does not end a polling sleep
+    const auto start = steady_clock::now();
+    q.sleep_until(start + std::chrono::milliseconds(200), false);
+    EXPECT_GE(steady_clock::now() - start, std::chrono::milliseconds(200));
+}
+
+TEST(EntryQueue, WakeConsumerEndsTheNextSleepOnce) {
+    EntryQueue q(4);
+    q.wake_consumer();  // before the sleep: it returns at once
+    auto start = steady_clock::now();
+    q.sleep_until(start + kLongSleep, false);
+    EXPECT_LT(steady_clock::now() - start, kPromptly);
+    start = steady_clock::now();  // the wake-up was used: this one lasts
+    q.sleep_until(start + std::chrono::milliseconds(100), true);
+    EXPECT_GE(steady_clock::now() - start, std::chrono::milliseconds(100));
+}
+
+TEST(EntryQueue, ThePushThatFillsAQuarterEndsAPollingSleep) {
+    MOAT_SKIP_CONTENDED_THREADS_UNDER_EMULATOR();
+    EntryQueue q(64);
+    std::atomic<bool> returned{false};
+    steady_clock::duration slept{};
+    std::thread consumer([&] {
+        const auto start = steady_clock::now();
+        q.sleep_until(start + kLongSleep, false);
+        slept = steady_clock::now() - start;
+        returned.store(true);
+    });
+    for (std::uint32_t i = 0; i < 15; ++i) {
+        ASSERT_TRUE(q.push(numbered(i)));
+    }
+    std::this_thread::sleep_for(std::chrono::milliseconds(200));
+    EXPECT_FALSE(returned.load()) << "woken before the queue was a quarter full";
+    ASSERT_TRUE(q.push(numbered(15)));  // 16 of 64
+    consumer.join();
+    EXPECT_LT(slept, kPromptly);
+}
+
+TEST(EntryQueue, EveryPushIntoASleepingConsumersQueueWakesIt) {
+    MOAT_SKIP_CONTENDED_THREADS_UNDER_EMULATOR();
+    // Hand-offs with no pause between parking and pushing, so the two race every time. A lost
+    // wake-up leaves the consumer asleep until its deadline: that round fails, and ends the test.
+    EntryQueue q(64);  // one entry at a time: never the quarter that wakes the consumer anyway
+    constexpr std::uint32_t kRounds = 2'000;
+    constexpr auto kDeadline = std::chrono::seconds(5);
+    std::atomic<bool> slept_through{false};
+    std::uint32_t received = 0;
+    std::thread consumer([&] {
+        std::vector<Entry> out;
+        while (received < kRounds && !slept_through.load()) {
+            const auto start = steady_clock::now();
+            q.sleep_until(start + kDeadline, true);
+            slept_through.store(steady_clock::now() - start >= kDeadline / 2);
+            out.clear();
+            received += static_cast<std::uint32_t>(q.pop(out, 10));
+        }
+    });
+    for (std::uint32_t i = 0; i < kRounds && !slept_through.load(); ++i) {
+        while (q.depth() > 0 && !slept_through.load()) {  // taken: the consumer goes to sleep
+            std::this_thread::yield();
+        }
+        EXPECT_TRUE(q.push(numbered(i)));
+    }
+    consumer.join();
+    EXPECT_FALSE(slept_through.load()) << "a push left the consumer asleep, after " << received;
+    EXPECT_EQ(received, kRounds);
 }
 
 }  // namespace
