@@ -4,6 +4,7 @@ opened never stopping DNS, and `kill -9` during heavy logging leaving a sound da
 every row the daemon had committed."""
 
 import json
+import os
 import socket
 import sqlite3
 import subprocess
@@ -117,7 +118,9 @@ def test_an_idle_daemon_sleeps_and_the_next_query_is_logged_at_once(upstream, mo
     before = context_switches(d.proc.pid)
     time.sleep(3)
     woke = context_switches(d.proc.pid) - before
-    assert woke <= 3, f"{woke} wake-ups in 3 s of an idle daemon (the writer polling?)"
+    # ThreadSanitizer's runtime adds a thread of its own that wakes ten times a second.
+    if "thread" not in os.environ.get("MOAT_SANITIZE", ""):
+        assert woke <= 3, f"{woke} wake-ups in 3 s of an idle daemon (the writer polling?)"
     d.query("ads.log.test")
     assert [r["domain"] for r in logged(d, 1, "ads.log.test")] == ["ads.log.test"]
 
