@@ -19,6 +19,7 @@
 #include <vector>
 
 #include "domains.hpp"
+#include "log_entries.hpp"
 #include "moat/querylog/database.hpp"
 
 namespace {
@@ -40,43 +41,6 @@ struct Options {
     bool check = false;
 };
 
-/// Draws indexes in [0, n) with probability proportional to 1 / (i + 1): a few names (and
-/// clients) take most queries, as in every household's log.
-class Zipf {
-public:
-    explicit Zipf(std::size_t n) : cdf_(n) {
-        double sum = 0;
-        for (std::size_t i = 0; i < n; ++i) {
-            sum += 1.0 / static_cast<double>(i + 1);
-            cdf_[i] = sum;
-        }
-        for (double& c : cdf_) {
-            c /= sum;
-        }
-    }
-    std::size_t draw(moat::bench::Rng& rng) const {
-        const double u = static_cast<double>(rng.next() >> 11U) * 0x1.0p-53;
-        return static_cast<std::size_t>(std::lower_bound(cdf_.begin(), cdf_.end(), u) -
-                                        cdf_.begin());
-    }
-
-private:
-    std::vector<double> cdf_;
-};
-
-template <typename T>
-T pick(moat::bench::Rng& rng, const std::vector<std::pair<unsigned, T>>& weighted) {
-    // Weights in tenths of a percent, summing to 1000.
-    auto roll = static_cast<unsigned>(rng.below(1000));
-    for (const auto& [weight, value] : weighted) {
-        if (roll < weight) {
-            return value;
-        }
-        roll -= weight;
-    }
-    return weighted.back().second;
-}
-
 std::int64_t now_us() {
     return std::chrono::duration_cast<std::chrono::microseconds>(
                std::chrono::system_clock::now().time_since_epoch())
@@ -85,36 +49,17 @@ std::int64_t now_us() {
 
 /// Fills the database; returns rows per second of the append path.
 double fill(Database& db, const Options& o, const moat::bench::NameList& names) {
-    moat::bench::Rng rng(42);
-    const Zipf popular(names.size());
-    const Zipf devices(kClients);
-    const std::vector<std::pair<unsigned, const char*>> outcomes{
-        {450, "forwarded"}, {350, "cached"}, {150, "blocked"},
-        {40, "local"},      {5, "servfail"}, {5, "refused"}};
-    const std::vector<std::pair<unsigned, std::uint16_t>> types{{550, 1}, {300, 28}, {120, 65},
-                                                                {20, 12}, {5, 16},   {5, 33}};
+    moat::bench::HouseholdEntries household(names, kClients, 42);
     const std::int64_t start = now_us() - kMonthUs;
     std::vector<Entry> batch;
     batch.reserve(5000);
     const auto began = Clock::now();
+    Entry e;
     for (std::size_t i = 0; i < o.rows; ++i) {
-        Entry e;
-        e.time_us = start + static_cast<std::int64_t>(static_cast<double>(i) *
-                                                      static_cast<double>(kMonthUs) /
-                                                      static_cast<double>(o.rows));
-        const auto device = static_cast<std::uint8_t>(devices.draw(rng));
-        e.client = moat::IpAddress::v4_of(192, 168, 1, static_cast<std::uint8_t>(10 + device));
-        e.qname.assign(names[popular.draw(rng)]);
-        e.outcome = pick(rng, outcomes);
-        e.qtype = pick(rng, types);
-        e.latency_us = static_cast<std::uint32_t>(rng.below(40'000));
-        if (std::string_view(e.outcome) == "forwarded") {
-            e.upstream.assign(rng.chance(50) ? "127.0.0.1:5301" : "127.0.0.1:5302");
-        } else if (std::string_view(e.outcome) == "blocked") {
-            e.list.assign("big list");
-            e.line = static_cast<std::uint32_t>(rng.below(1'000'000) + 1);
-            e.ede = 15;
-        }
+        household.next(start + static_cast<std::int64_t>(static_cast<double>(i) *
+                                                         static_cast<double>(kMonthUs) /
+                                                         static_cast<double>(o.rows)),
+                       e);
         batch.push_back(e);
         if (batch.size() == batch.capacity() || i + 1 == o.rows) {
             if (auto ok = db.append(batch); !ok) {
