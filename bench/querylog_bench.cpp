@@ -41,16 +41,10 @@ struct Options {
     bool check = false;
 };
 
-std::int64_t now_us() {
-    return std::chrono::duration_cast<std::chrono::microseconds>(
-               std::chrono::system_clock::now().time_since_epoch())
-        .count();
-}
-
 /// Fills the database; returns rows per second of the append path.
 double fill(Database& db, const Options& o, const moat::bench::NameList& names) {
     moat::bench::HouseholdEntries household(names, kClients, 42);
-    const std::int64_t start = now_us() - kMonthUs;
+    const std::int64_t start = moat::bench::unix_now_us() - kMonthUs;
     std::vector<Entry> batch;
     batch.reserve(5000);
     const auto began = Clock::now();
@@ -114,9 +108,9 @@ std::vector<Case> cases(const moat::bench::NameList& names) {
     add("outcome servfail (0.5%)", [](Search& s) { s.outcome = "servfail"; });
     add("type TXT (0.5%)", [](Search& s) { s.qtype = 16; });
     add("type with no rows (CAA)", [](Search& s) { s.qtype = 257; });
-    add("last hour", [](Search& s) { s.from_us = now_us() - 3'600'000'000LL; });
+    add("last hour", [](Search& s) { s.from_us = moat::bench::unix_now_us() - 3'600'000'000LL; });
     add("one hour two weeks ago", [](Search& s) {
-        s.from_us = now_us() - 14LL * 86'400'000'000;
+        s.from_us = moat::bench::unix_now_us() - 14LL * 86'400'000'000;
         s.to_us = *s.from_us + 3'600'000'000LL;
     });
     add("least active client + TXT", [](Search& s) {

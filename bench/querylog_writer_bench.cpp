@@ -10,7 +10,6 @@
 #include <benchmark/benchmark.h>
 
 #include <algorithm>
-#include <chrono>
 #include <cstdint>
 #include <memory>
 #include <stdexcept>
@@ -41,12 +40,6 @@ constexpr std::size_t kQueueSize = 2'048;  // [querylog] queue_size
 /// queue, as the daemon's writer would be woken to take them.
 constexpr std::size_t kStageStep = kQueueSize / 4;
 
-std::int64_t now_us() {
-    return std::chrono::duration_cast<std::chrono::microseconds>(
-               std::chrono::system_clock::now().time_since_epoch())
-        .count();
-}
-
 /// The writer as the daemon wires it: its queue, a database file of its own, the statistics.
 struct Log {
     Log() : directory("dnsmoat-bench-querylog-writer"), queue(kQueueSize) {
@@ -67,7 +60,7 @@ struct Log {
 
     /// Pushes `n` entries stamped now, as the query path does.
     void push(std::size_t n) {
-        const std::int64_t now = now_us();
+        const std::int64_t now = moat::bench::unix_now_us();
         for (std::size_t i = 0; i < n; ++i) {
             Entry& e = entries[next++ % entries.size()];
             e.time_us = now;
@@ -153,7 +146,7 @@ void writer_prune_nothing_due(benchmark::State& state) {
     log.stage(1'200);
     (void)log.writer->write();
     for (auto _ : state) {
-        auto pruned = log.writer->prune(now_us());
+        auto pruned = log.writer->prune(moat::bench::unix_now_us());
         if (!pruned || pruned->expired + pruned->oversize != 0) {
             state.SkipWithError("the prune deleted rows or failed");
             break;

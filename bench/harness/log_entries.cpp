@@ -1,6 +1,7 @@
 #include "log_entries.hpp"
 
 #include <algorithm>
+#include <chrono>
 #include <string_view>
 #include <utility>
 
@@ -27,6 +28,12 @@ const std::vector<std::pair<unsigned, std::uint16_t>> kTypes{{550, 1}, {300, 28}
                                                              {20, 12}, {5, 16},   {5, 33}};
 
 }  // namespace
+
+std::int64_t unix_now_us() {
+    return std::chrono::duration_cast<std::chrono::microseconds>(
+               std::chrono::system_clock::now().time_since_epoch())
+        .count();
+}
 
 Zipf::Zipf(std::size_t n) : cdf_(n) {
     double sum = 0;

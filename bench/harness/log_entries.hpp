@@ -13,6 +13,9 @@
 
 namespace moat::bench {
 
+/// The wall clock in microseconds since the Unix epoch, as the query log stamps entries.
+[[nodiscard]] std::int64_t unix_now_us();
+
 /// Draws indexes in [0, n) with probability proportional to 1 / (i + 1): a few names (and
 /// clients) take most queries, as in every household's log.
 class Zipf {
