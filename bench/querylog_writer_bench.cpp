@@ -121,6 +121,35 @@ void writer_visit(benchmark::State& state) {
 }
 BENCHMARK(writer_visit)->Arg(1)->Arg(20)->Arg(500);
 
+/// The dashboard's statistics fed one entry (what a visit does per entry after the privacy
+/// level), all in one 10-minute bucket: argument 0, the household's names, mostly already
+/// ranked; 1, a flood of distinct names, every one replacing the smallest of the 256 kept (a
+/// scan of the names, a query for every name in a random zone).
+void stats_add(benchmark::State& state) {
+    const bool flood = state.range(0) == 1;
+    // A flood's names recur only after kEntries others: long since replaced by then.
+    const moat::bench::NameList names = moat::bench::generate_listed(flood ? kEntries : kNames, 7);
+    moat::bench::HouseholdEntries household(names, kClients, 42);
+    std::vector<Entry> entries(kEntries);
+    for (std::size_t i = 0; i < entries.size(); ++i) {
+        household.next(moat::bench::unix_now_us(), entries[i]);
+        if (flood) {
+            entries[i].qname.assign(names[i]);
+        }
+    }
+    RollingStats stats;
+    std::size_t next = 0;
+    for (auto _ : state) {
+        stats.add(entries[next++ % entries.size()]);
+    }
+    state.SetItemsProcessed(state.iterations());
+    const auto top = stats.top(moat::bench::unix_now_us(), 1);
+    if (top.domains.empty()) {
+        state.SkipWithError("no name was ranked");
+    }
+}
+BENCHMARK(stats_add)->Arg(0)->Arg(1);
+
 /// A write of N pending entries: one transaction, then the size check against max_size.
 void writer_write(benchmark::State& state) {
     Log log;

@@ -5,12 +5,11 @@
 
 #include <cstddef>
 #include <cstdint>
-#include <functional>
 #include <string>
 #include <string_view>
 #include <tl/expected.hpp>
-#include <unordered_map>
 
+#include "moat/core/string_map.hpp"
 #include "sqlite.hpp"
 
 namespace moat::querylog {
@@ -28,20 +27,13 @@ public:
 
 private:
     static constexpr std::size_t kMaxKnown = 1U << 16U;
-    /// Hashes std::string and std::string_view alike, so a lookup needs no string made.
-    struct Hash {
-        using is_transparent = void;
-        std::size_t operator()(std::string_view s) const noexcept {
-            return std::hash<std::string_view>{}(s);
-        }
-    };
     Dictionary(Connection& db, Statement select, Statement insert)
         : db_(&db), select_(std::move(select)), insert_(std::move(insert)) {}
 
     Connection* db_;
     Statement select_;
     Statement insert_;
-    std::unordered_map<std::string, std::int64_t, Hash, std::equal_to<>> known_;
+    StringMap<std::int64_t> known_;  // searched by string_view: no string made per lookup
 };
 
 }  // namespace moat::querylog

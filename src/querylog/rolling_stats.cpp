@@ -1,29 +1,89 @@
 #include "moat/querylog/rolling_stats.hpp"
 
 #include <algorithm>
+#include <limits>
+#include <unordered_map>
+#include <utility>
 
 namespace moat::querylog {
 
 void TopCounter::add(std::string_view key, std::uint64_t weight) {
-    if (auto it = counts_.find(std::string(key)); it != counts_.end()) {
-        it->second += weight;
+    constexpr std::uint64_t kMaxCount = std::numeric_limits<std::uint32_t>::max();
+    const auto grown = [&](std::uint32_t count) {
+        return static_cast<std::uint32_t>(std::min(kMaxCount, count + std::min(weight, kMaxCount)));
+    };
+    if (heap_.size() != counts_.size()) {
+        build_heap();
+    }
+    if (auto it = counts_.find(key); it != counts_.end()) {
+        it->second.count = grown(it->second.count);
+        sift_down(it->second.heap_index);
         return;
     }
     if (counts_.size() < slots_) {
-        counts_.emplace(key, weight);
+        auto [it, inserted] = counts_.emplace(key, Slot{grown(0), 0});
+        heap_.push_back(&*it);
+        place(heap_.size() - 1, &*it);
+        sift_up(heap_.size() - 1);
         return;
     }
-    // Space-saving: the newcomer takes the smallest slot and inherits its count, so a heavy
-    // key arriving late is never under-counted.
-    auto smallest =
-        std::min_element(counts_.begin(), counts_.end(),
-                         [](const auto& a, const auto& b) { return a.second < b.second; });
-    if (smallest == counts_.end()) {
+    if (heap_.empty()) {
         return;  // no slots at all
     }
-    const std::uint64_t inherited = smallest->second;
-    counts_.erase(smallest);
-    counts_.emplace(key, inherited + weight);
+    // Space-saving: the newcomer takes the smallest slot and inherits its count, so a heavy
+    // key arriving late is never under-counted. The node is taken out, renamed and put back:
+    // no allocation unless the new name outgrows the old one's buffer.
+    auto node = counts_.extract(heap_.front()->first);
+    node.key().assign(key);
+    node.mapped().count = grown(node.mapped().count);
+    const auto reinserted = counts_.insert(std::move(node));
+    place(0, &*reinserted.position);
+    sift_down(0);
+}
+
+void TopCounter::build_heap() {
+    heap_.clear();
+    heap_.reserve(counts_.size());
+    for (Kept& kept : counts_) {
+        heap_.push_back(&kept);
+        place(heap_.size() - 1, &kept);
+    }
+    for (std::size_t i = heap_.size() / 2; i-- > 0;) {
+        sift_down(i);
+    }
+}
+
+void TopCounter::sift_down(std::size_t i) noexcept {
+    Kept* const moving = heap_[i];
+    const std::size_t n = heap_.size();
+    for (;;) {
+        std::size_t child = 2 * i + 1;
+        if (child >= n) {
+            break;
+        }
+        if (child + 1 < n && heap_[child + 1]->second.count < heap_[child]->second.count) {
+            ++child;
+        }
+        if (heap_[child]->second.count >= moving->second.count) {
+            break;
+        }
+        place(i, heap_[child]);
+        i = child;
+    }
+    place(i, moving);
+}
+
+void TopCounter::sift_up(std::size_t i) noexcept {
+    Kept* const moving = heap_[i];
+    while (i > 0) {
+        const std::size_t parent = (i - 1) / 2;
+        if (heap_[parent]->second.count <= moving->second.count) {
+            break;
+        }
+        place(i, heap_[parent]);
+        i = parent;
+    }
+    place(i, moving);
 }
 
 void Counts::add(std::string_view outcome, std::uint64_t n) noexcept {
@@ -99,6 +159,12 @@ void RollingStats::add(std::int64_t time_us, std::string_view outcome, std::stri
     Bucket* b = bucket_for(time_us, live);
     if (b == nullptr) {
         return;
+    }
+    if (b != fed_) {
+        if (fed_ != nullptr) {
+            fed_->release_heaps();
+        }
+        fed_ = b;
     }
     b->counts.add(outcome, n);
     if (!domain.empty()) {

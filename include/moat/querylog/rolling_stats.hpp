@@ -18,31 +18,69 @@
 #include <span>
 #include <string>
 #include <string_view>
-#include <unordered_map>
 #include <vector>
 
+#include "moat/core/string_map.hpp"
 #include "moat/querylog/entry.hpp"
 #include "moat/querylog/summary.hpp"
 
 namespace moat::querylog {
 
 /// The heaviest keys of one stream in bounded memory (space-saving).
+///
+/// The keys kept sit in a hash map searched by string_view; a binary min-heap of pointers to its
+/// entries, ordered by count, names the entry a newcomer replaces. A flood of distinct names,
+/// each one replacing the smallest, so costs a few swaps per name rather than a scan of every
+/// slot, and the replaced entry's node (its string's buffer too) is reused for the newcomer.
+/// The heap is built by the first add() after release_heap(), so a counter no longer fed holds
+/// only its keys and counts.
 class TopCounter {
 public:
     explicit TopCounter(std::size_t slots) : slots_(slots) {}
+    // The heap points into the map's nodes: a copy would point into the original's. A move
+    // carries the nodes over, and the pointers with them.
+    TopCounter(const TopCounter&) = delete;
+    TopCounter& operator=(const TopCounter&) = delete;
+    TopCounter(TopCounter&&) noexcept = default;
+    TopCounter& operator=(TopCounter&&) noexcept = default;
+    ~TopCounter() = default;
+
+    /// Counts saturate at 2^32 - 1, four billion in one counter (a bucket is 10 minutes).
     void add(std::string_view key, std::uint64_t weight);
+    /// Frees the heap (8 bytes a key kept); the next add() builds it again from the counts.
+    void release_heap() noexcept {
+        heap_.clear();
+        heap_.shrink_to_fit();
+    }
     /// Every key kept, with its (possibly over-estimated) count.
     template <typename F>
     void for_each(F&& f) const {
-        for (const auto& [key, count] : counts_) {
-            f(key, count);
+        for (const auto& [key, slot] : counts_) {
+            f(key, std::uint64_t{slot.count});
         }
     }
     [[nodiscard]] std::size_t size() const noexcept { return counts_.size(); }
 
 private:
+    struct Slot {  // 8 bytes, as the 64-bit count alone was before the heap
+        std::uint32_t count = 0;
+        std::uint32_t heap_index = 0;  ///< where heap_ points at this entry
+    };
+    using Kept = StringMap<Slot>::value_type;
+
+    void build_heap();
+    /// Moves heap_[i] towards the leaves until no child counts less (after its count grew).
+    void sift_down(std::size_t i) noexcept;
+    /// Moves heap_[i] towards the root until its parent counts no more (a new entry).
+    void sift_up(std::size_t i) noexcept;
+    void place(std::size_t i, Kept* kept) noexcept {
+        heap_[i] = kept;
+        kept->second.heap_index = static_cast<std::uint32_t>(i);
+    }
+
     std::size_t slots_;
-    std::unordered_map<std::string, std::uint64_t> counts_;
+    StringMap<Slot> counts_;
+    std::vector<Kept*> heap_;  ///< min-heap by count; pointers to map nodes stay valid on rehash
 };
 
 /// The outcome classes the overview counts.
@@ -104,6 +142,12 @@ private:
         TopCounter domains{kTopSlots};
         TopCounter blocked{kTopSlots};
         TopCounter clients{kTopSlots};
+
+        void release_heaps() noexcept {
+            domains.release_heap();
+            blocked.release_heap();
+            clients.release_heap();
+        }
     };
     /// The bucket for `time_us`, reset first if it held an older period; null when `time_us` is
     /// older than the day the ring holds, unless the query happened just now (`live`): then the
@@ -116,6 +160,10 @@ private:
     mutable std::mutex mutex_;
     std::vector<Bucket> ring_;
     std::int64_t newest_index_ = -1;
+    /// The bucket last fed, the one whose rankings hold a heap: a bucket is fed for its 10
+    /// minutes (and a rebuild from the log feeds one bucket after another), so at most one
+    /// bucket's heaps exist at a time.
+    Bucket* fed_ = nullptr;
 };
 
 }  // namespace moat::querylog

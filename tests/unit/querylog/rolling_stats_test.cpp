@@ -5,8 +5,13 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <array>
+#include <cstdint>
+#include <map>
 #include <random>
+#include <string>
+#include <utility>
 
 #include "moat/querylog/database.hpp"
 #include "moat/querylog/log_writer.hpp"
@@ -121,6 +126,98 @@ TEST(RollingStatsTest, HeavyNamesSurviveAFloodOfDistinctOnes) {
     EXPECT_EQ(top.domains[1].name, "medium.test");
     EXPECT_GE(top.domains[1].count, 500U);
     EXPECT_EQ(s.totals(kT0 + 30'000).queries, 22'500U);  // counts stay exact
+}
+
+std::map<std::string, std::uint64_t> kept_by(const TopCounter& c) {
+    std::map<std::string, std::uint64_t> out;
+    c.for_each([&](const std::string& key, std::uint64_t n) { out.emplace(key, n); });
+    return out;
+}
+
+TEST(TopCounterTest, ANewcomerReplacesTheSmallestCount) {
+    TopCounter c(4);
+    c.add("a", 5);
+    c.add("b", 3);
+    c.add("c", 1);
+    c.add("d", 2);
+    c.add("e", 1);  // replaces c (1) and inherits its count
+    EXPECT_EQ(kept_by(c),
+              (std::map<std::string, std::uint64_t>{{"a", 5}, {"b", 3}, {"d", 2}, {"e", 2}}));
+    c.add("d", 10);    // d is no longer the smallest: the next newcomer replaces e
+    c.release_heap();  // as when the bucket stops being fed: the heap is built again from counts
+    c.add("f", 1);
+    EXPECT_EQ(kept_by(c),
+              (std::map<std::string, std::uint64_t>{{"a", 5}, {"b", 3}, {"d", 12}, {"f", 3}}));
+    c.add("a", 1);
+    c.add("a-much-longer-name-than-any-replaced-so-far.example", 4);  // replaces b or f (3)
+    const auto kept = kept_by(c);
+    EXPECT_EQ(kept.size(), 4U);
+    EXPECT_EQ(kept.at("a"), 6U);
+    EXPECT_EQ(kept.at("d"), 12U);
+    EXPECT_EQ(kept.at("a-much-longer-name-than-any-replaced-so-far.example"), 7U);
+    EXPECT_EQ(kept.count("b") + kept.count("f"), 1U);
+}
+
+TEST(TopCounterTest, EveryNewcomerInheritsTheSmallestCountKept) {
+    // A skewed random stream over 200 keys into 16 slots, the heap dropped and built again now
+    // and then as when another bucket is fed in between: before each add, the smallest count
+    // kept; after it, a kept key grew by its weight, and a newcomer holds that smallest count
+    // plus its weight. Counts never fall below the key's true count, and add up to the stream.
+    TopCounter c(16);
+    std::mt19937 rng(11);
+    std::map<std::string, std::uint64_t> truth;
+    std::uint64_t total = 0;
+    for (int i = 0; i < 5'000; ++i) {
+        const auto draw = static_cast<std::uint32_t>(rng() % 1000);
+        const std::string key = "k" + std::to_string(draw * draw / 5'000);  // 0..199, skewed
+        const std::uint64_t weight = 1 + rng() % 3;
+        const auto before = kept_by(c);
+        if (i % 97 == 0) {
+            c.release_heap();  // now and then built again from the counts, full or not
+        }
+        c.add(key, weight);
+        const auto after = kept_by(c);
+        truth[key] += weight;
+        total += weight;
+        ASSERT_LE(after.size(), 16U);
+        ASSERT_EQ(after.count(key), 1U);
+        if (auto was = before.find(key); was != before.end()) {
+            ASSERT_EQ(after.at(key), was->second + weight) << "step " << i;
+        } else if (before.size() < 16) {
+            ASSERT_EQ(after.at(key), weight) << "step " << i;
+        } else {
+            std::uint64_t smallest = UINT64_MAX;
+            for (const auto& [k, n] : before) {
+                smallest = std::min(smallest, n);
+            }
+            ASSERT_EQ(after.at(key), smallest + weight) << "step " << i;
+        }
+        std::uint64_t sum = 0;
+        for (const auto& [k, n] : after) {
+            ASSERT_GE(n, truth[k]) << k << " at step " << i;
+            sum += n;
+        }
+        ASSERT_EQ(sum, total) << "step " << i;
+    }
+}
+
+TEST(TopCounterTest, ACountStopsAtFourBillion) {
+    TopCounter c(2);
+    c.add("a", UINT64_MAX);
+    c.add("a", 5);
+    c.add("b", 1);
+    c.add("c", 1);  // replaces b, not the saturated a
+    EXPECT_EQ(kept_by(c), (std::map<std::string, std::uint64_t>{{"a", UINT32_MAX}, {"c", 2}}));
+}
+
+TEST(TopCounterTest, AMovedCounterKeepsCounting) {
+    TopCounter moved(2);
+    moved.add("a", 2);
+    moved.add("b", 1);
+    TopCounter c = std::move(moved);
+    c.add("c", 1);  // replaces b through the heap the move carried over
+    c.add("a", 1);
+    EXPECT_EQ(kept_by(c), (std::map<std::string, std::uint64_t>{{"a", 3}, {"c", 2}}));
 }
 
 TEST(RollingStatsTest, RebuiltFromTheLogMatchesWhatWasFedLive) {
