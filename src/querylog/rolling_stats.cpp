@@ -160,11 +160,12 @@ void RollingStats::add(std::int64_t time_us, std::string_view outcome, std::stri
     if (b == nullptr) {
         return;
     }
-    if (b != fed_) {
-        if (fed_ != nullptr) {
-            fed_->release_heaps();
+    Bucket*& fed = live ? fed_live_ : fed_rebuilt_;
+    if (b != fed) {
+        if (fed != nullptr && fed != (live ? fed_rebuilt_ : fed_live_)) {
+            fed->release_heaps();
         }
-        fed_ = b;
+        fed = b;
     }
     b->counts.add(outcome, n);
     if (!domain.empty()) {

@@ -160,10 +160,12 @@ private:
     mutable std::mutex mutex_;
     std::vector<Bucket> ring_;
     std::int64_t newest_index_ = -1;
-    /// The bucket last fed, the one whose rankings hold a heap: a bucket is fed for its 10
-    /// minutes (and a rebuild from the log feeds one bucket after another), so at most one
-    /// bucket's heaps exist at a time.
-    Bucket* fed_ = nullptr;
+    /// The buckets last fed by queries as they come and by the rebuild from the log, the only
+    /// ones whose rankings hold heaps: a bucket is fed for its 10 minutes, and the rebuild feeds
+    /// one bucket after another while queries go on coming (two feeds, so that neither makes the
+    /// other's heaps be built again at every row).
+    Bucket* fed_live_ = nullptr;
+    Bucket* fed_rebuilt_ = nullptr;
 };
 
 }  // namespace moat::querylog

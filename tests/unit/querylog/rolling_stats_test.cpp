@@ -128,6 +128,29 @@ TEST(RollingStatsTest, HeavyNamesSurviveAFloodOfDistinctOnes) {
     EXPECT_EQ(s.totals(kT0 + 30'000).queries, 22'500U);  // counts stay exact
 }
 
+TEST(RollingStatsTest, HeavyNamesSurviveWhileTheLogIsReadBackBesideLiveQueries) {
+    // At start the log's last day is read back into older buckets while queries keep coming
+    // into the newest: two floods, one per feed, interleaved row by row.
+    RollingStats s;
+    std::mt19937 rng(3);
+    const std::int64_t now = kT0 + 5 * kBucket;
+    for (int i = 0; i < 6'000; ++i) {
+        const bool heavy = i % 7 == 0;
+        s.add(
+            entry(now + i, heavy ? "live-heavy.test" : "r" + std::to_string(rng()) + ".live.test"));
+        s.add(kT0 + i, "forwarded",
+              heavy ? "old-heavy.test" : "r" + std::to_string(rng()) + ".old.test", "192.0.2.1", 1);
+    }
+    const auto top = s.top(now + 10'000, 2);
+    ASSERT_EQ(top.domains.size(), 2U);
+    const std::uint64_t heavy_rows = (6'000 + 6) / 7;
+    for (const Ranked& r : top.domains) {
+        EXPECT_TRUE(r.name == "live-heavy.test" || r.name == "old-heavy.test") << r.name;
+        EXPECT_GE(r.count, heavy_rows);
+    }
+    EXPECT_EQ(s.totals(now + 10'000).queries, 12'000U);
+}
+
 std::map<std::string, std::uint64_t> kept_by(const TopCounter& c) {
     std::map<std::string, std::uint64_t> out;
     c.for_each([&](const std::string& key, std::uint64_t n) { out.emplace(key, n); });
