@@ -123,8 +123,8 @@ BENCHMARK(writer_visit)->Arg(1)->Arg(20)->Arg(500);
 
 /// The dashboard's statistics fed one entry (what a visit does per entry after the privacy
 /// level), all in one 10-minute bucket: argument 0, the household's names, mostly already
-/// ranked; 1, a flood of distinct names, every one replacing the smallest of the 256 kept (a
-/// scan of the names, a query for every name in a random zone).
+/// ranked; 1, a flood of distinct names, every one replacing the smallest of the 256 kept (as a
+/// client walking a zone's names, or random names under one domain, would send).
 void stats_add(benchmark::State& state) {
     const bool flood = state.range(0) == 1;
     // A flood's names recur only after kEntries others: long since replaced by then.
