@@ -81,8 +81,9 @@ def test_a_reload_moves_a_client_to_another_group(upstream, moat, tmp_path):
     assert answer_values(ask(d, "chat.groups.test", source=KIDS), "A") == ["0.0.0.0"], \
         "127.0.0.2 is in the default group now, which has every list"
     upstream.add("ads.groups.test", "A", "192.0.2.81")
-    assert answer_values(ask(d, "ads.groups.test", source="127.0.0.3"), "A") == ["192.0.2.81"], \
-        "the new kids group uses the games list only"
+    r = ask(d, "ads.groups.test", source="127.0.0.3")
+    assert answer_values(r, "A") == ["192.0.2.81"], \
+        f"the new kids group uses the games list only: {rcode_name(r)} {r.answer}"
 
 
 def test_a_group_naming_an_unknown_list_is_a_config_error(binary, tmp_path):

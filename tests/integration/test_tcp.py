@@ -40,7 +40,7 @@ def read_frames(sock, want_ids, timeout):
 
 def test_tcp_pipelining(upstream, moat):
     upstream.add("slow.example.test", "A", "192.0.2.61")
-    upstream.rule("slow.example.test", ("delay", 0.15), "answer")  # < timeout 300ms
+    upstream.rule("slow.example.test", ("delay", 0.15), "answer")  # < the 1 s timeout
     upstream.add("quick.example.test", "A", "192.0.2.62")
     d = moat(base_config(upstream, local={"records": {"nas.lan": "A 192.168.1.10"}}))
     queries = [
