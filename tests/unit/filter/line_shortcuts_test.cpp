@@ -19,6 +19,7 @@
 #include "moat/filter/list_scan.hpp"
 #include "moat/filter/name_hash.hpp"
 #include "moat/wire/name.hpp"
+#include "support/emulation.hpp"
 #include "support/shared_data.hpp"
 
 namespace moat::filter {
@@ -232,6 +233,10 @@ TEST(LineShortcuts, TakeTheCommonShapesAsTheirFormatsAndAutoDetection) {
 
 TEST(LineShortcuts, AgreeWithTheFullParserOnEveryLineOfTheRealLists) {
     MOAT_SHARED_PATH_OR_SKIP(dir, "data/blocklists");
+    // Under qemu-user every line took 118 s of the aarch64 stage (44 s under ASan): there every
+    // fourth line is compared, which still meets each shape the lists have many times over. The
+    // code is the same bytes-only parser natively, where every line is compared.
+    const std::size_t stride = moat::test::emulator() != nullptr ? 4 : 1;
     Tally tally;
     std::size_t files = 0;
     for (const auto& entry : std::filesystem::directory_iterator(dir)) {
@@ -242,17 +247,20 @@ TEST(LineShortcuts, AgreeWithTheFullParserOnEveryLineOfTheRealLists) {
         ++files;
         std::ifstream in(entry.path(), std::ios::binary);
         std::string line;
-        while (std::getline(in, line)) {
+        for (std::size_t n = 0; std::getline(in, line); ++n) {
+            if (n % stride != 0) {
+                continue;
+            }
             compare(line, kListSettings, tally);
             if (HasFatalFailure()) {
-                FAIL() << "in " << name;
+                FAIL() << "in " << name << ", line " << n + 1;
             }
         }
     }
     EXPECT_GE(files, 20U);
     // Most lines of real lists have a common shape; the shortcut must take them (in most
     // settings, so well over a million times over these files), or it saves nothing.
-    EXPECT_GT(tally.taken, 2'000'000U);
+    EXPECT_GT(tally.taken, 2'000'000U / stride);
 }
 
 TEST(LineShortcuts, TakeNearlyEveryLineOfAPlainAHostsAndAnAdblockList) {
