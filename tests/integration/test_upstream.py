@@ -32,7 +32,7 @@ def test_failover_to_second_upstream(upstream_factory, moat, failure):
     first.default = [failure]
     first.add("fo.example.test", "A", "192.0.2.71")
     second.add("fo.example.test", "A", GENUINE_V4)
-    d = moat(base_config(first, second, upstream={"strategy": "failover", "timeout": "250ms",
+    d = moat(base_config(first, second, upstream={"strategy": "failover", "timeout": "500ms",
                                                   "total_timeout": "2s"}))
     t0 = time.monotonic()
     r = d.query("fo.example.test", "A", timeout=4)
@@ -60,7 +60,7 @@ def test_fastest_strategy_answers(upstream_factory, moat, first_silent):
     for i in range(5):
         first.add(f"f{i}.example.test", "A", GENUINE_V4)
         second.add(f"f{i}.example.test", "A", GENUINE_V4)
-    d = moat(base_config(first, second, upstream={"strategy": "fastest", "timeout": "250ms",
+    d = moat(base_config(first, second, upstream={"strategy": "fastest", "timeout": "500ms",
                                                   "total_timeout": "2s"}))
     for i in range(5):
         r = d.query(f"f{i}.example.test", "A", timeout=4)
@@ -77,7 +77,7 @@ def test_conditional_forwarding(upstream_factory, knot_home, moat):
     main.add("x.corp.test", "A", "192.0.2.251")
     main.add("fwd.example.test", "A", GENUINE_V4)
     d = moat(base_config(main, upstream={
-        "timeout": "200ms", "total_timeout": "1s",
+        "timeout": "500ms", "total_timeout": "1s",
         "conditional": [{"domains": ["home.arpa"], "servers": [knot_home.address]},
                         {"domains": ["corp.test"], "servers": [corp.address]}]}))
     r = d.query("router.home.arpa", "A")

@@ -348,7 +348,7 @@ def test_a_slow_first_upstream_is_overtaken_and_its_late_answer_ignored(upstream
 @pytest.mark.parametrize("failure", ["servfail", "silent"])
 def test_serve_stale_when_every_upstream_fails(upstream, moat, failure):
     upstream.add("stale.faults.test", "A", GENUINE, ttl=1)
-    d = moat(base_config(upstream, upstream={"timeout": "300ms", "total_timeout": "1s"},
+    d = moat(base_config(upstream, upstream={"timeout": "600ms", "total_timeout": "1s"},
                          cache={"serve_stale": True, "stale_ttl": "7s", "stale_max_age": "1h"},
                          querylog={"flush_interval": "100ms"}))
     r = d.query("stale.faults.test")
