@@ -10,6 +10,7 @@
 #include "moat/querylog/database.hpp"
 #include "moat/wire/type_names.hpp"
 #include "privileges.hpp"
+#include "unix_now.hpp"
 
 namespace moat::app {
 namespace {
@@ -90,9 +91,7 @@ tl::expected<querylog::Search, std::string> search_of(const LogQuery& q) {
         if (!back) {
             return tl::unexpected("--since: " + back.error());
         }
-        const auto now = std::chrono::duration_cast<std::chrono::microseconds>(
-                             std::chrono::system_clock::now().time_since_epoch())
-                             .count();
+        const auto now = unix_now_us();
         s.from_us = now - std::chrono::duration_cast<std::chrono::microseconds>(*back).count();
     }
     if (q.limit < 1 || q.limit > 1000) {

@@ -7,6 +7,7 @@
 #include <chrono>
 
 #include "moat/core/log.hpp"
+#include "unix_now.hpp"
 
 namespace moat::app {
 namespace {
@@ -27,12 +28,6 @@ constexpr auto kPruneEvery = std::chrono::minutes(1);
 constexpr auto kTidyEvery = std::chrono::hours(1);
 constexpr auto kWarnEvery = std::chrono::minutes(1);
 constexpr int kWriterNice = 10;
-
-std::int64_t unix_now_us() {
-    return std::chrono::duration_cast<std::chrono::microseconds>(
-               std::chrono::system_clock::now().time_since_epoch())
-        .count();
-}
 
 querylog::Privacy privacy_of(config::LogPrivacy p) {
     switch (p) {

@@ -7,18 +7,13 @@
 #include "moat/querylog/database.hpp"
 #include "moat/wire/type_names.hpp"
 #include "rest_api.hpp"
+#include "unix_now.hpp"
 
 namespace moat::app {
 namespace {
 
 using api::error_response;
 using api::json_response;
-
-std::int64_t now_us() {
-    return std::chrono::duration_cast<std::chrono::microseconds>(
-               std::chrono::system_clock::now().time_since_epoch())
-        .count();
-}
 
 nlohmann::json ranked_json(const std::vector<querylog::Ranked>& ranked) {
     nlohmann::json out = nlohmann::json::array();
@@ -93,8 +88,8 @@ tl::expected<querylog::Search, http::Response> search_of(const api::Params& p) {
         if (const auto seconds = number_param(since, 0, 1LL << 40U)) {
             s.from_us = *seconds * 1'000'000;                    // Unix seconds
         } else if (auto back = config::parse_duration(since)) {  // or a span back: "1h"
-            s.from_us =
-                now_us() - std::chrono::duration_cast<std::chrono::microseconds>(*back).count();
+            s.from_us = unix_now_us() -
+                        std::chrono::duration_cast<std::chrono::microseconds>(*back).count();
         } else {
             return tl::unexpected(
                 error_response(400, "since must be Unix seconds or a duration such as 1h"));
@@ -119,7 +114,7 @@ tl::expected<querylog::Search, http::Response> search_of(const api::Params& p) {
 
 void RestApi::add_stats_routes() {
     router_.add("GET", "/api/stats/summary", [this](const http::Request&, const Params&) {
-        const querylog::Counts c = backend_.stats().totals(now_us());
+        const querylog::Counts c = backend_.stats().totals(unix_now_us());
         const auto queries = static_cast<double>(c.queries);
         const auto answered = static_cast<double>(c.cached + c.forwarded);
         return json_response(
@@ -133,7 +128,7 @@ void RestApi::add_stats_routes() {
              {"blocked_percent",
               c.queries == 0 ? 0.0 : 100.0 * static_cast<double>(c.blocked) / queries},
              {"cache_hit_ratio", answered == 0 ? 0.0 : static_cast<double>(c.cached) / answered},
-             {"clients", backend_.stats().top(now_us(), 1).distinct_clients},
+             {"clients", backend_.stats().top(unix_now_us(), 1).distinct_clients},
              {"rules", backend_.rules()},
              {"query_log", backend_.config().querylog.enabled},
              {"period_seconds", 86400}});
@@ -141,7 +136,7 @@ void RestApi::add_stats_routes() {
 
     router_.add("GET", "/api/stats/history", [this](const http::Request&, const Params&) {
         nlohmann::json buckets = nlohmann::json::array();
-        for (const querylog::BucketCounts& b : backend_.stats().history(now_us())) {
+        for (const querylog::BucketCounts& b : backend_.stats().history(unix_now_us())) {
             buckets.push_back({{"time", b.start_us / 1'000'000},
                                {"queries", b.counts.queries},
                                {"blocked", b.counts.blocked},
@@ -157,7 +152,7 @@ void RestApi::add_stats_routes() {
         if (!count) {
             return error_response(400, "count must be 1..100");
         }
-        const auto top = backend_.stats().top(now_us(), static_cast<std::size_t>(*count));
+        const auto top = backend_.stats().top(unix_now_us(), static_cast<std::size_t>(*count));
         return json_response(200, {{"domains", ranked_json(top.domains)},
                                    {"blocked", ranked_json(top.blocked)},
                                    {"clients", ranked_json(top.clients)}});
@@ -222,7 +217,7 @@ void RestApi::add_log_routes() {
         });
 
     router_.add("GET", "/api/clients", [this](const http::Request&, const Params&) {
-        const auto top = backend_.stats().top(now_us(), 1000);
+        const auto top = backend_.stats().top(unix_now_us(), 1000);
         nlohmann::json clients = nlohmann::json::array();
         engine::Engine& engine = *backend_.path().engine();
         for (const querylog::Ranked& r : top.clients) {

@@ -11,15 +11,10 @@
 #include "moat/config/values.hpp"
 #include "moat/querylog/database.hpp"
 #include "privileges.hpp"
+#include "unix_now.hpp"
 
 namespace moat::app {
 namespace {
-
-std::int64_t now_us() {
-    return std::chrono::duration_cast<std::chrono::microseconds>(
-               std::chrono::system_clock::now().time_since_epoch())
-        .count();
-}
 
 /// "11-30 14:00": an interval's start, local time.
 std::string interval_start(std::int64_t time_us) {
@@ -113,7 +108,7 @@ int run_stats(const Launch& launch, const StatsQuery& query) {
         std::cerr << "dnsmoat stats: --top: " << query.top << " is out of range (1..100)\n";
         return 2;
     }
-    const std::int64_t to = now_us();
+    const std::int64_t to = unix_now_us();
     querylog::SummaryRequest request;
     request.from_us = to - std::chrono::duration_cast<std::chrono::microseconds>(*since).count();
     request.to_us = to;

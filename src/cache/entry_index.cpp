@@ -9,8 +9,6 @@ namespace moat::cache {
 namespace {
 
 constexpr std::size_t kFirstCapacity = 64;
-constexpr std::size_t kCacheLine = 64;
-
 /// Grow when an insert would fill more than three quarters of the slots: linear probing stays
 /// short (about 2.5 slots for a hit, 8 for a miss, at that load) and a slot line holds four.
 constexpr bool over_load(std::size_t entries, std::size_t capacity) noexcept {

@@ -14,6 +14,9 @@
 
 namespace moat::cache {
 
+/// The line size an entry's prefetches step by (x86-64's and the Cortex-A76's alike).
+inline constexpr std::size_t kCacheLine = 64;
+
 struct Entry;
 struct KeyRef;
 

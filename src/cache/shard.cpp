@@ -18,8 +18,6 @@ namespace {
 /// table's load (16 each), the ring slot and a free-slot number (8 each).
 constexpr std::size_t kEntryOverhead = 16 + 26 + 16;
 
-constexpr std::size_t kCacheLine = 64;
-
 /// Writes the key, the TTL offsets and the answer into a new entry's storage.
 void fill(Entry& entry, const CacheKey& key, const PreparedAnswer& prepared,
           Clock::time_point now) noexcept {

@@ -5,13 +5,12 @@
 #include <cctype>
 #include <numeric>
 
+#include "in_quotes.hpp"
 #include "moat/wire/name.hpp"
 #include "toml_bare_key.hpp"
 
 namespace moat::config::detail {
 namespace {
-
-std::string quoted(std::string_view text) { return "\"" + std::string(text) + "\""; }
 
 std::size_t edit_distance(std::string_view a, std::string_view b) {
     std::vector<std::size_t> row(b.size() + 1);
@@ -73,7 +72,7 @@ void Context::error(Errc code, std::uint32_t line, std::string path, std::string
 }
 
 std::string join(const std::string& path, std::string_view key) {
-    const std::string k = is_bare_key(key) ? std::string(key) : quoted(key);
+    const std::string k = is_bare_key(key) ? std::string(key) : in_quotes(key);
     return path.empty() ? k : path + "." + k;
 }
 
@@ -164,7 +163,7 @@ std::optional<std::string> read_domain(Context& ctx, const Node& node, const std
     if (!charset_ok || name.empty() || name.find("..") != std::string::npos ||
         name.front() == '.' || !wire::Name::from_text(name)) {
         ctx.error(Errc::bad_value, node.line, path,
-                  quoted(node.text) + " is not a valid domain name");
+                  in_quotes(node.text) + " is not a valid domain name");
         return std::nullopt;
     }
     std::transform(name.begin(), name.end(), name.begin(), [](char c) {
@@ -244,7 +243,7 @@ bool TableReader::duration(std::string_view key, Duration& out, Duration lo, Dur
     }
     if (*d < lo || *d > hi) {
         ctx_.error(Errc::out_of_range, node->line, path_of(key),
-                   quoted(node->text) + " is out of range (" + format_duration(lo) + ".." +
+                   in_quotes(node->text) + " is out of range (" + format_duration(lo) + ".." +
                        format_duration(hi) + ")");
         return false;
     }
@@ -260,7 +259,7 @@ bool TableReader::seconds(std::string_view key, std::chrono::seconds& out, std::
     }
     if (d.count() % 1000 != 0) {
         ctx_.error(Errc::bad_value, find(key)->line, path_of(key),
-                   quoted(find(key)->text) + " is not a whole number of seconds");
+                   in_quotes(find(key)->text) + " is not a whole number of seconds");
         return false;
     }
     out = std::chrono::duration_cast<std::chrono::seconds>(d);
@@ -286,7 +285,7 @@ bool TableReader::size(std::string_view key, std::uint64_t& out, std::uint64_t l
             return false;
         }
         value = *s;
-        text = quoted(node->text);
+        text = in_quotes(node->text);
     } else {
         return false;
     }
@@ -314,7 +313,7 @@ bool TableReader::ip(std::string_view key, IpAddress& out) {
 
 void TableReader::bad_enum(const Node& node, std::string_view key,
                            const std::vector<std::string_view>& valid) {
-    std::string message = quoted(node.text) + " is not one of " + joined(valid);
+    std::string message = in_quotes(node.text) + " is not one of " + joined(valid);
     if (const std::string near = nearest(node.text, valid); !near.empty()) {
         message += "; did you mean \"" + near + "\"?";
     }

@@ -5,6 +5,7 @@
 #include <cctype>
 #include <charconv>
 
+#include "in_quotes.hpp"
 #include "moat/config/config.hpp"
 
 namespace moat::config {
@@ -13,8 +14,6 @@ namespace {
 constexpr std::uint16_t kDnsPort = 53;
 constexpr std::uint16_t kTlsPort = 853;
 constexpr std::uint16_t kHttpsPort = 443;
-
-std::string quoted(std::string_view text) { return "\"" + std::string(text) + "\""; }
 
 /// A DNS host name as certificates carry it: letters, digits, '-', dots; not an address.
 bool is_host_name(std::string_view name) {
@@ -69,10 +68,10 @@ tl::expected<void, std::string> read_name_suffix(std::string_view suffix, std::s
         return {};
     }
     if (!out.address) {
-        return tl::unexpected(quoted(text) + ": #NAME is for servers given by address");
+        return tl::unexpected(detail::in_quotes(text) + ": #NAME is for servers given by address");
     }
     if (!is_host_name(suffix)) {
-        return tl::unexpected(quoted(text) + ": \"" + std::string(suffix) +
+        return tl::unexpected(detail::in_quotes(text) + ": \"" + std::string(suffix) +
                               "\" is not a host name");
     }
     out.name = std::string(suffix);
@@ -94,7 +93,7 @@ tl::expected<UpstreamServer, std::string> parse_upstream_server(std::string_view
         const std::size_t hash = rest.find('#');
         const std::string_view authority = rest.substr(0, hash);
         if (!read_authority(authority, kTlsPort, s)) {
-            return tl::unexpected(quoted(text) +
+            return tl::unexpected(detail::in_quotes(text) +
                                   " is not a valid DNS-over-TLS server (tls://ADDR[:PORT]#NAME or "
                                   "tls://NAME[:PORT])");
         }
@@ -115,7 +114,7 @@ tl::expected<UpstreamServer, std::string> parse_upstream_server(std::string_view
         if (!read_authority(url.substr(0, slash), kHttpsPort, s) ||
             s.path.find_first_of(" ?#") != std::string::npos) {
             return tl::unexpected(
-                quoted(text) +
+                detail::in_quotes(text) +
                 " is not a valid DNS-over-HTTPS server "
                 "(https://HOST[:PORT]/PATH, e.g. https://dns.quad9.net/dns-query)");
         }
@@ -127,7 +126,7 @@ tl::expected<UpstreamServer, std::string> parse_upstream_server(std::string_view
         return s;
     }
     if (text.find("://") != std::string_view::npos) {
-        return tl::unexpected(quoted(text) +
+        return tl::unexpected(detail::in_quotes(text) +
                               ": unknown scheme (plain ADDR[:PORT], tls:// or https://)");
     }
     auto ep = parse_endpoint(text, kDnsPort);

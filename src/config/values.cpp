@@ -9,10 +9,10 @@
 #include <cstddef>
 #include <string>
 
+#include "in_quotes.hpp"
+
 namespace moat::config {
 namespace {
-
-std::string quoted(std::string_view text) { return "\"" + std::string(text) + "\""; }
 
 bool parse_port(std::string_view text, std::uint16_t& port) {
     unsigned value = 0;
@@ -31,7 +31,7 @@ std::string Endpoint::to_text() const { return endpoint_text(address, port); }
 
 tl::expected<IpAddress, std::string> parse_ip(std::string_view text) {
     if (text.empty() || text.size() >= INET6_ADDRSTRLEN) {
-        return tl::unexpected(quoted(text) + " is not a valid IP address");
+        return tl::unexpected(detail::in_quotes(text) + " is not a valid IP address");
     }
     const std::string s(text);
     IpAddress ip;
@@ -42,7 +42,7 @@ tl::expected<IpAddress, std::string> parse_ip(std::string_view text) {
         ip.v6 = true;
         return ip;
     }
-    return tl::unexpected(quoted(text) + " is not a valid IP address");
+    return tl::unexpected(detail::in_quotes(text) + " is not a valid IP address");
 }
 
 tl::expected<Endpoint, std::string> parse_endpoint(std::string_view text,
@@ -51,7 +51,7 @@ tl::expected<Endpoint, std::string> parse_endpoint(std::string_view text,
         return tl::unexpected(std::string("\"\" is not a valid address:port"));
     }
     const std::string bad =
-        quoted(text) + " is not a valid address:port" +
+        detail::in_quotes(text) + " is not a valid address:port" +
         (text.find(':') != text.rfind(':') && text.front() != '[' ? " (write IPv6 as [ADDR]:PORT)"
                                                                   : "");
     std::string_view host = text;
@@ -90,13 +90,14 @@ tl::expected<Endpoint, std::string> parse_endpoint(std::string_view text,
     } else if (default_port != 0) {
         ep.port = default_port;
     } else {
-        return tl::unexpected(quoted(text) + " is not a valid address:port (the port is missing)");
+        return tl::unexpected(detail::in_quotes(text) +
+                              " is not a valid address:port (the port is missing)");
     }
     return ep;
 }
 
 tl::expected<Cidr, std::string> parse_cidr(std::string_view text) {
-    const std::string bad = quoted(text) + " is not a valid CIDR prefix";
+    const std::string bad = detail::in_quotes(text) + " is not a valid CIDR prefix";
     const std::size_t slash = text.find('/');
     const auto ip = parse_ip(text.substr(0, slash));
     if (!ip) {
@@ -124,7 +125,7 @@ tl::expected<Cidr, std::string> parse_cidr(std::string_view text) {
 }
 
 tl::expected<Duration, std::string> parse_duration(std::string_view text) {
-    const std::string bad = quoted(text) +
+    const std::string bad = detail::in_quotes(text) +
                             " is not a valid duration (a number and a unit: ms, s, m, h or d, "
                             "e.g. \"30s\", \"5m\", \"24h\")";
     if (text.empty()) {
@@ -162,14 +163,14 @@ tl::expected<Duration, std::string> parse_duration(std::string_view text) {
         }
         total += static_cast<std::int64_t>(value) * scale;
         if (total > kMaxMs) {
-            return tl::unexpected(quoted(text) + " is too long a duration");
+            return tl::unexpected(detail::in_quotes(text) + " is too long a duration");
         }
     }
     return Duration{total};
 }
 
 tl::expected<std::uint64_t, std::string> parse_size(std::string_view text) {
-    const std::string bad = quoted(text) +
+    const std::string bad = detail::in_quotes(text) +
                             " is not a valid size (a number and an optional unit: B, KiB, MiB, "
                             "GiB, KB, MB, GB, e.g. \"32MiB\")";
     std::uint64_t value = 0;
@@ -194,7 +195,7 @@ tl::expected<std::uint64_t, std::string> parse_size(std::string_view text) {
     for (const Unit& u : kUnits) {
         if (unit == u.name) {
             if (value > (1ULL << 50U) / u.scale) {
-                return tl::unexpected(quoted(text) + " is too large a size");
+                return tl::unexpected(detail::in_quotes(text) + " is too large a size");
             }
             return value * u.scale;
         }

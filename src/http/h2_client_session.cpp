@@ -30,36 +30,16 @@
 #include <utility>
 #include <vector>
 
+#include "h2_fields.hpp"
 #include "moat/core/ascii.hpp"
 
 namespace moat::http {
 namespace {
 
-/// pending_output() stops pulling frames past this, so output the server does not read stays in
-/// nghttp2's queue, where its flood limits see it.
-constexpr std::size_t kOutputHighWater = std::size_t{64} * 1024;
-
-/// Stream ids are 31 bits (RFC 9113 §5.1.1).
-constexpr std::uint32_t kMaxStreamId = std::numeric_limits<std::int32_t>::max();
-
-/// RFC 9113 §6.5.2: each field of a header list counts its name, its value and 32 bytes.
-constexpr std::size_t kFieldOverhead = 32;
-
-std::string_view as_text(const std::uint8_t* data, std::size_t size) noexcept {
-    return {reinterpret_cast<const char*>(data), size};
-}
-
-/// nghttp2 copies name and value (NGHTTP2_NV_FLAG_NONE); its struct is only not const-correct.
-nghttp2_nv make_nv(std::string_view name, std::string_view value) noexcept {
-    return {const_cast<std::uint8_t*>(reinterpret_cast<const std::uint8_t*>(name.data())),
-            const_cast<std::uint8_t*>(reinterpret_cast<const std::uint8_t*>(value.data())),
-            name.size(), value.size(), NGHTTP2_NV_FLAG_NONE};
-}
-
 /// Request fields the caller may not set: pseudo-headers (ours), content-length (written from
 /// the body), host (:authority says it), te and the connection-specific fields HTTP/2 forbids
 /// (RFC 9113 §8.2.2).
-bool is_reserved(std::string_view lowered) noexcept {
+bool is_reserved_request_field(std::string_view lowered) noexcept {
     return lowered.empty() || lowered.front() == ':' || lowered == "content-length" ||
            lowered == "host" || lowered == "te" || lowered == "connection" ||
            lowered == "keep-alive" || lowered == "proxy-connection" ||
@@ -218,7 +198,8 @@ void H2ClientSession::Impl::install_callbacks(nghttp2_session_callbacks* callbac
                       std::size_t name_size, const std::uint8_t* value, std::size_t value_size,
                       std::uint8_t /*flags*/, void* user_data) {
             return guarded(user_data, [&](Impl& self) {
-                return self.on_header(*frame, as_text(name, name_size), as_text(value, value_size));
+                return self.on_header(*frame, h2::as_text(name, name_size),
+                                      h2::as_text(value, value_size));
             });
         });
     nghttp2_session_callbacks_set_on_data_chunk_recv_callback(
@@ -308,23 +289,23 @@ std::optional<std::uint32_t> H2ClientSession::Impl::request(std::string_view met
     }
     name_scratch_.clear();
     name_scratch_.reserve(names);
-    nv_scratch_.assign({make_nv(":method", method), make_nv(":scheme", "https"),
-                        make_nv(":authority", authority), make_nv(":path", path)});
+    nv_scratch_.assign({h2::make_nv(":method", method), h2::make_nv(":scheme", "https"),
+                        h2::make_nv(":authority", authority), h2::make_nv(":path", path)});
     for (const H2Header& header : headers) {
         const std::size_t from = name_scratch_.size();
         for (const char c : header.name) {
             name_scratch_.push_back(static_cast<char>(ascii_lower(static_cast<std::uint8_t>(c))));
         }
         const std::string_view name(name_scratch_.data() + from, header.name.size());
-        if (!is_reserved(name)) {
-            nv_scratch_.push_back(make_nv(name, header.value));
+        if (!is_reserved_request_field(name)) {
+            nv_scratch_.push_back(h2::make_nv(name, header.value));
         }
     }
     if (!body.empty()) {
-        nv_scratch_.push_back(
-            make_nv("content-length",
-                    std::string_view(length_text.data(),
-                                     static_cast<std::size_t>(length_end - length_text.data()))));
+        nv_scratch_.push_back(h2::make_nv(
+            "content-length",
+            std::string_view(length_text.data(),
+                             static_cast<std::size_t>(length_end - length_text.data()))));
     }
     Stream stream;
     stream.request_body.assign(body.begin(), body.end());
@@ -374,7 +355,7 @@ tl::expected<void, std::string> H2ClientSession::Impl::receive(
         return tl::unexpected(error_);
     }
     if (!going_away_ && nghttp2_session_check_request_allowed(session_.get()) == 0 &&
-        nghttp2_session_get_next_stream_id(session_.get()) <= kMaxStreamId) {
+        nghttp2_session_get_next_stream_id(session_.get()) <= h2::kMaxStreamId) {
         // nghttp2 allows no new request, yet the server sent no GOAWAY and stream ids are left:
         // it queued a GOAWAY of its own for a connection error. What is open waits for
         // fail_all().
@@ -453,7 +434,7 @@ int H2ClientSession::Impl::on_header(const nghttp2_frame& frame, std::string_vie
         return 0;
     }
     Stream& stream = it->second;
-    stream.header_bytes += name.size() + value.size() + kFieldOverhead;
+    stream.header_bytes += name.size() + value.size() + h2::kFieldOverhead;
     if (stream.header_bytes > limits_.max_header_list_bytes && stream.failure.empty()) {
         stream.failure = "h2: response header list over " +
                          std::to_string(limits_.max_header_list_bytes) + " bytes";
@@ -647,7 +628,7 @@ std::span<const std::uint8_t> H2ClientSession::Impl::pending_output() {
     // The caller is done with the previous view: drop what it wrote.
     out_.erase(out_.begin(), out_.begin() + static_cast<std::ptrdiff_t>(out_pos_));
     out_pos_ = 0;
-    while (!mute_ && out_.size() < kOutputHighWater) {
+    while (!mute_ && out_.size() < h2::kOutputHighWater) {
         const std::uint8_t* data = nullptr;
         const ssize_t n = nghttp2_session_mem_send(session_.get(), &data);
         if (n < 0) {

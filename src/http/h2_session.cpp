@@ -21,38 +21,18 @@
 #include <utility>
 #include <vector>
 
+#include "h2_fields.hpp"
 #include "moat/core/ascii.hpp"
 
 namespace moat::http {
 namespace {
 
-/// pending_output() stops pulling frames past this, so output the client does not read stays in
-/// nghttp2's queue, where its flood limits (PING and SETTINGS acks) see it.
-constexpr std::size_t kOutputHighWater = std::size_t{64} * 1024;
-
-/// Stream ids are 31 bits (RFC 9113 §5.1.1).
-constexpr std::uint32_t kMaxStreamId = std::numeric_limits<std::int32_t>::max();
-
-/// RFC 9113 §6.5.2: each field of a header list counts its name, its value and 32 bytes.
-constexpr std::size_t kFieldOverhead = 32;
-
 /// The opaque data of the PING that shutdown() sends to learn the client saw the first GOAWAY.
 constexpr std::array<std::uint8_t, 8> kDrainPing{'m', 'o', 'a', 't', 'd', 'r', 'a', 'i'};
 
-std::string_view as_text(const std::uint8_t* data, std::size_t size) noexcept {
-    return {reinterpret_cast<const char*>(data), size};
-}
-
-/// nghttp2 copies name and value (NGHTTP2_NV_FLAG_NONE); its struct is only not const-correct.
-nghttp2_nv make_nv(std::string_view name, std::string_view value) noexcept {
-    return {const_cast<std::uint8_t*>(reinterpret_cast<const std::uint8_t*>(name.data())),
-            const_cast<std::uint8_t*>(reinterpret_cast<const std::uint8_t*>(value.data())),
-            name.size(), value.size(), NGHTTP2_NV_FLAG_NONE};
-}
-
 /// Response fields the caller may not set: pseudo-headers (only :status, ours), content-length
 /// (written from the body) and the connection-specific fields HTTP/2 forbids (RFC 9113 §8.2.2).
-bool is_reserved(std::string_view lowered) noexcept {
+bool is_reserved_response_field(std::string_view lowered) noexcept {
     return lowered.empty() || lowered.front() == ':' || lowered == "content-length" ||
            lowered == "connection" || lowered == "keep-alive" || lowered == "proxy-connection" ||
            lowered == "transfer-encoding" || lowered == "upgrade";
@@ -179,7 +159,8 @@ void H2ServerSession::Impl::install_callbacks(nghttp2_session_callbacks* callbac
                       std::size_t name_size, const std::uint8_t* value, std::size_t value_size,
                       std::uint8_t /*flags*/, void* user_data) {
             return guarded(user_data, [&](Impl& self) {
-                return self.on_header(*frame, as_text(name, name_size), as_text(value, value_size));
+                return self.on_header(*frame, h2::as_text(name, name_size),
+                                      h2::as_text(value, value_size));
             });
         });
     nghttp2_session_callbacks_set_on_data_chunk_recv_callback(
@@ -280,7 +261,7 @@ int H2ServerSession::Impl::on_header(const nghttp2_frame& frame, std::string_vie
         return 0;
     }
     Stream& stream = it->second;
-    stream.header_bytes += name.size() + value.size() + kFieldOverhead;
+    stream.header_bytes += name.size() + value.size() + h2::kFieldOverhead;
     if (stream.header_bytes > limits_.max_header_list_bytes) {
         stream.header_overflow = true;
     }
@@ -395,7 +376,7 @@ bool H2ServerSession::Impl::respond(std::uint32_t stream_id, int status,
                                     std::span<const H2Header> headers,
                                     std::span<const std::uint8_t> body) {
     start();
-    if (failed_ || status < 200 || status > 599 || stream_id > kMaxStreamId) {
+    if (failed_ || status < 200 || status > 599 || stream_id > h2::kMaxStreamId) {
         return false;
     }
     const auto it = streams_.find(static_cast<std::int32_t>(stream_id));
@@ -423,20 +404,20 @@ bool H2ServerSession::Impl::submit(std::int32_t stream_id, Stream& stream, int s
         }
     }
     nv_scratch_.clear();
-    nv_scratch_.push_back(make_nv(":status", std::string_view(status_text.data(), 3)));
+    nv_scratch_.push_back(h2::make_nv(":status", std::string_view(status_text.data(), 3)));
     std::size_t offset = 0;
     for (const H2Header& header : headers) {
         const std::string_view name(name_scratch_.data() + offset, header.name.size());
         offset += header.name.size();
-        if (!is_reserved(name)) {
-            nv_scratch_.push_back(make_nv(name, header.value));
+        if (!is_reserved_response_field(name)) {
+            nv_scratch_.push_back(h2::make_nv(name, header.value));
         }
     }
     if (has_content) {
-        nv_scratch_.push_back(
-            make_nv("content-length",
-                    std::string_view(length_text.data(),
-                                     static_cast<std::size_t>(length_end - length_text.data()))));
+        nv_scratch_.push_back(h2::make_nv(
+            "content-length",
+            std::string_view(length_text.data(),
+                             static_cast<std::size_t>(length_end - length_text.data()))));
     }
     const bool send_body = has_content && !body.empty() && stream.method != "HEAD";
     if (send_body) {
@@ -508,7 +489,7 @@ std::span<const std::uint8_t> H2ServerSession::Impl::pending_output() {
     // The caller is done with the previous view: drop what it wrote.
     out_.erase(out_.begin(), out_.begin() + static_cast<std::ptrdiff_t>(out_pos_));
     out_pos_ = 0;
-    while (!mute_ && out_.size() < kOutputHighWater) {
+    while (!mute_ && out_.size() < h2::kOutputHighWater) {
         const std::uint8_t* data = nullptr;
         const ssize_t n = nghttp2_session_mem_send(session_.get(), &data);
         if (n < 0) {

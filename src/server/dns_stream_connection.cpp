@@ -11,7 +11,6 @@
 namespace moat::server {
 namespace {
 
-constexpr std::size_t kReadChunk = 16384;
 constexpr std::size_t kMinQuery = 12;  ///< a DNS header
 template <typename Stream>
 constexpr bool kPlainTcp = std::is_same_v<Stream, asio::ip::tcp::socket>;
@@ -74,7 +73,7 @@ void DnsStreamConnection<Stream>::read_more() {
         return;  // a full pipeline resumes from answer(): a client cannot queue unbounded work
     }
     reading_ = true;
-    chunk_.resize(kReadChunk);
+    chunk_.resize(kStreamReadChunk);
     stream_.async_read_some(asio::buffer(chunk_), [self = this->shared_from_this()](
                                                       const std::error_code& ec, std::size_t n) {
         // A batch: what the queries read here forward leaves when they are all taken, not in a

@@ -14,7 +14,6 @@
 namespace moat::server {
 namespace {
 
-constexpr std::size_t kReadChunk = 16384;
 constexpr std::size_t kMaxDnsMessage = 65535;
 /// RFC 9113 §6.5.2 recommends allowing at least 100 concurrent streams.
 constexpr std::uint32_t kMinH2Streams = 100;
@@ -124,7 +123,7 @@ void DohConnection<Stream>::read_more() {
         return;
     }
     reading_ = true;
-    chunk_.resize(kReadChunk);
+    chunk_.resize(kStreamReadChunk);
     stream_.async_read_some(asio::buffer(chunk_), [self = this->shared_from_this()](
                                                       const std::error_code& ec, std::size_t n) {
         // A batch, as a DNS stream's read (dns_stream_connection.cpp).

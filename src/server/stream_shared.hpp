@@ -16,6 +16,9 @@
 
 namespace moat::server {
 
+/// The most a stream connection (TCP, DoT, DoH) reads at once: a full TLS record's plaintext.
+inline constexpr std::size_t kStreamReadChunk = 16384;
+
 /// Open connections over every stream listener, and the most there have been (for /metrics).
 struct StreamTotals {
     std::size_t open = 0;

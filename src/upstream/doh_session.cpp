@@ -5,11 +5,12 @@
 #include <stdexcept>
 #include <utility>
 
+#include "moat/wire/types.hpp"
+
 namespace moat::upstream {
 namespace {
 
 constexpr std::string_view kDnsMessage = "application/dns-message";
-constexpr std::size_t kDnsHeader = 12;
 constexpr std::size_t kMaxDnsMessage = 65535;
 
 /// Why a stream that ended brought no answer.
@@ -96,7 +97,7 @@ void DohSession::on_response(std::uint32_t stream, const http::H2Response& respo
     }
     EncryptedExchange x = std::move(it->second);
     sent_.erase(it);
-    if (response.status != 200 || response.body.size() < kDnsHeader) {
+    if (response.status != 200 || response.body.size() < wire::kHeaderSize) {
         (*deliver_)(x, failure(response), {});
         return;
     }

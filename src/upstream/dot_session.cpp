@@ -5,11 +5,11 @@
 #include <string>
 
 #include "moat/core/bytes.hpp"
+#include "moat/wire/types.hpp"
 
 namespace moat::upstream {
 namespace {
 
-constexpr std::size_t kDnsHeader = 12;
 constexpr std::size_t kMaxMessage = 65535;
 /// Every 16-bit ID in flight: no other query can go out until an answer frees one.
 constexpr std::size_t kMaxInFlight = 65536;
@@ -17,7 +17,7 @@ constexpr std::size_t kMaxInFlight = 65536;
 }  // namespace
 
 bool DotSession::can_frame(std::span<const std::uint8_t> query) noexcept {
-    return query.size() >= kDnsHeader && query.size() <= kMaxMessage;
+    return query.size() >= wire::kHeaderSize && query.size() <= kMaxMessage;
 }
 
 std::vector<std::uint8_t> DotSession::frame(EncryptedExchange&& x) {
@@ -77,7 +77,7 @@ void DotSession::settle(std::size_t taken) noexcept {
 }
 
 void DotSession::answer(std::span<std::uint8_t> reply, const Deliver& deliver) {
-    if (reply.size() < kDnsHeader) {
+    if (reply.size() < wire::kHeaderSize) {
         return;  // not a DNS message; the query it might answer times out
     }
     const auto it = sent_.find(load_u16(reply.data()));

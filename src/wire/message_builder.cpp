@@ -10,10 +10,6 @@
 namespace moat::wire {
 namespace {
 
-tl::unexpected<WireError> fail(Errc code, std::size_t at) noexcept {
-    return tl::unexpected(WireError{code, static_cast<std::uint32_t>(at)});
-}
-
 constexpr std::size_t kOptFixed = 11;  // root, type, class, TTL, RDLENGTH
 
 /// Offsets of the labels of an uncompressed name; returns the label count.
@@ -285,7 +281,7 @@ void MessageBuilder::set_rcode(Rcode rcode) noexcept {
 Status MessageBuilder::set_edns(const EdnsOptions& edns) noexcept {
     const std::size_t need = kOptFixed + edns.options.size();
     if (edns.options.size() > 0xFFFF || size_ + need > limit_) {
-        return fail(Errc::no_space, size_);
+        return fail_at(Errc::no_space, size_);
     }
     reserved_ = need;  // replaces any earlier reservation
     edns_ = edns;
@@ -296,10 +292,10 @@ Status MessageBuilder::set_edns(const EdnsOptions& edns) noexcept {
 Status MessageBuilder::add_question(std::span<const std::uint8_t> qname, RrType qtype,
                                     RrClass qclass) noexcept {
     if (has_records_ || counts_[0] == 0xFFFF) {
-        return fail(has_records_ ? Errc::bad_argument : Errc::count_overflow, size_);
+        return fail_at(has_records_ ? Errc::bad_argument : Errc::count_overflow, size_);
     }
     if (!is_uncompressed_name(qname)) {
-        return fail(Errc::bad_argument, size_);
+        return fail_at(Errc::bad_argument, size_);
     }
     const std::size_t mark = size_;
     const std::size_t nodes = table_.node_count();
@@ -307,7 +303,7 @@ Status MessageBuilder::add_question(std::span<const std::uint8_t> qname, RrType 
         size_ = mark;
         table_.rollback(nodes);
         forget_recent();
-        return fail(Errc::no_space, mark);
+        return fail_at(Errc::no_space, mark);
     }
     put_u16(to_u16(qtype));
     put_u16(to_u16(qclass));
@@ -319,7 +315,7 @@ Status MessageBuilder::add_record(Section section, std::span<const std::uint8_t>
                                   std::uint16_t rclass, std::uint32_t ttl,
                                   std::span<const std::uint8_t> rdata) noexcept {
     if (!is_uncompressed_name(owner)) {
-        return fail(Errc::bad_argument, size_);
+        return fail_at(Errc::bad_argument, size_);
     }
     return add_checked(section, owner.data(), owner.size(), type, rclass, ttl, rdata);
 }
@@ -329,14 +325,14 @@ Status MessageBuilder::add_checked(Section section, const std::uint8_t* owner,
                                    std::uint32_t ttl,
                                    std::span<const std::uint8_t> rdata) noexcept {
     if (stopped_) {
-        return fail(Errc::truncated, size_);
+        return fail_at(Errc::truncated, size_);
     }
     if ((has_records_ && section < last_section_) || type == RrType::opt || rdata.size() > 0xFFFF) {
-        return fail(Errc::bad_argument, size_);
+        return fail_at(Errc::bad_argument, size_);
     }
     std::uint16_t* count = count_for(section);
     if (*count == 0xFFFF) {
-        return fail(Errc::count_overflow, size_);
+        return fail_at(Errc::count_overflow, size_);
     }
     const std::size_t mark = size_;
     const std::size_t nodes = table_.node_count();
@@ -376,16 +372,16 @@ Status MessageBuilder::add(Section section, const Record& record) noexcept {
 
 tl::expected<std::span<const std::uint8_t>, WireError> MessageBuilder::finish() noexcept {
     if (limit_ < kHeaderSize) {
-        return fail(Errc::no_space, 0);
+        return fail_at(Errc::no_space, 0);
     }
     if (static_cast<unsigned>(rcode_) > 0x0FU && !has_edns_) {
-        return fail(Errc::bad_argument, 0);
+        return fail_at(Errc::bad_argument, 0);
     }
     if (has_edns_) {
         reserved_ = 0;
         const std::size_t need = kOptFixed + edns_.options.size();
         if (!reserve(need) || counts_[3] == 0xFFFF) {
-            return fail(Errc::no_space, size_);
+            return fail_at(Errc::no_space, size_);
         }
         data_[size_++] = 0;  // owner: the root
         put_u16(to_u16(RrType::opt));

@@ -5,10 +5,6 @@
 namespace moat::wire {
 namespace {
 
-tl::unexpected<WireError> fail(Errc code, std::size_t at) noexcept {
-    return tl::unexpected(WireError{code, static_cast<std::uint32_t>(at)});
-}
-
 constexpr std::size_t kRecordFixed = 10;  // type, class, TTL, RDLENGTH
 constexpr std::size_t kQuestionFixed = 4;
 
@@ -33,12 +29,12 @@ tl::expected<std::size_t, WireError> skip_records(std::span<const std::uint8_t> 
         }
         pos = *end;
         if (pos + kRecordFixed > msg.size()) {
-            return fail(Errc::record_overrun, pos);
+            return fail_at(Errc::record_overrun, pos);
         }
         const std::size_t rdlength = load_u16(msg.data() + pos + 8);
         pos += kRecordFixed;
         if (pos + rdlength > msg.size()) {
-            return fail(Errc::rdata_overrun, pos - 2);
+            return fail_at(Errc::rdata_overrun, pos - 2);
         }
         pos += rdlength;
     }

@@ -7,10 +7,6 @@
 namespace moat::wire {
 namespace {
 
-tl::unexpected<WireError> fail(Errc code, std::size_t at) noexcept {
-    return tl::unexpected(WireError{code, static_cast<std::uint32_t>(at)});
-}
-
 /// ASCII upper-case letters of a word turned to lower case, eight octets at once; octets of
 /// 0x80 and above are left as they are. (Length octets, 1..63, are below 'A' and stay too.)
 constexpr std::uint64_t lower_word(std::uint64_t w) noexcept {
@@ -164,7 +160,7 @@ tl::expected<Name, WireError> Name::from_text(std::string_view text) noexcept {
         const std::size_t at = i;
         if (text[i] == '.') {
             if (!open) {
-                return fail(Errc::bad_text, at);  // empty label
+                return fail_at(Errc::bad_text, at);  // empty label
             }
             name.bytes_[label_start] = static_cast<std::uint8_t>(size - label_start - 1);
             ++labels;
@@ -176,23 +172,23 @@ tl::expected<Name, WireError> Name::from_text(std::string_view text) noexcept {
         auto value = static_cast<std::uint8_t>(text[i]);
         if (text[i] == '\\') {
             if (i + 1 >= text.size()) {
-                return fail(Errc::bad_text, at);
+                return fail_at(Errc::bad_text, at);
             }
             const auto d0 = static_cast<unsigned char>(text[i + 1]);
             if (d0 >= '0' && d0 <= '9') {
                 if (i + 3 >= text.size()) {
-                    return fail(Errc::bad_text, at);
+                    return fail_at(Errc::bad_text, at);
                 }
                 unsigned v = 0;
                 for (std::size_t k = 1; k <= 3; ++k) {
                     const auto d = static_cast<unsigned char>(text[i + k]);
                     if (d < '0' || d > '9') {
-                        return fail(Errc::bad_text, at);
+                        return fail_at(Errc::bad_text, at);
                     }
                     v = v * 10U + (d - '0');
                 }
                 if (v > 255) {
-                    return fail(Errc::bad_text, at);
+                    return fail_at(Errc::bad_text, at);
                 }
                 value = static_cast<std::uint8_t>(v);
                 i += 4;
@@ -204,10 +200,10 @@ tl::expected<Name, WireError> Name::from_text(std::string_view text) noexcept {
             ++i;
         }
         if (size - label_start > kMaxLabelLength) {
-            return fail(Errc::bad_text, at);  // label longer than 63 octets
+            return fail_at(Errc::bad_text, at);  // label longer than 63 octets
         }
         if (size + 1 >= kMaxNameLength) {  // one octet must stay for the root label
-            return fail(Errc::name_too_long, at);
+            return fail_at(Errc::name_too_long, at);
         }
         name.bytes_[size++] = value;
         open = true;
@@ -230,23 +226,23 @@ tl::expected<Name, WireError> Name::from_wire(std::span<const std::uint8_t> wire
     std::size_t labels = 0;
     while (true) {
         if (at >= wire.size()) {
-            return fail(Errc::name_overrun, at);
+            return fail_at(Errc::name_overrun, at);
         }
         const std::uint8_t len = wire[at];
         if (len == 0) {
             break;
         }
         if (len > kMaxLabelLength) {
-            return fail(Errc::bad_label_type, at);
+            return fail_at(Errc::bad_label_type, at);
         }
         at += len + 1U;
         ++labels;
         if (at + 1 > kMaxNameLength) {
-            return fail(Errc::name_too_long, at);
+            return fail_at(Errc::name_too_long, at);
         }
     }
     if (at + 1 != wire.size()) {
-        return fail(Errc::trailing_data, at + 1);
+        return fail_at(Errc::trailing_data, at + 1);
     }
     std::memcpy(name.bytes_.data(), wire.data(), wire.size());
     name.size_ = static_cast<std::uint8_t>(wire.size());

@@ -3,14 +3,6 @@
 #include "moat/wire/name_decoder.hpp"
 
 namespace moat::wire {
-namespace {
-
-tl::unexpected<WireError> fail(Errc code, std::size_t at) noexcept {
-    return tl::unexpected(WireError{code, static_cast<std::uint32_t>(at)});
-}
-
-}  // namespace
-
 namespace detail {
 
 namespace {
@@ -97,7 +89,7 @@ tl::expected<std::size_t, WireError> skip_name(std::span<const std::uint8_t> msg
     std::size_t cur = pos;
     while (true) {
         if (cur >= limit) {
-            return fail(Errc::name_overrun, cur);
+            return fail_at(Errc::name_overrun, cur);
         }
         const std::uint8_t octet = base[cur];
         if (octet == 0) {
@@ -106,12 +98,12 @@ tl::expected<std::size_t, WireError> skip_name(std::span<const std::uint8_t> msg
         const unsigned kind = octet & 0xC0U;
         if (kind == 0xC0U) {
             if (cur + 1 >= limit) {
-                return fail(Errc::name_overrun, cur);
+                return fail_at(Errc::name_overrun, cur);
             }
             return cur + 2;
         }
         if (kind != 0) {
-            return fail(Errc::bad_label_type, cur);
+            return fail_at(Errc::bad_label_type, cur);
         }
         cur += octet + 1U;
     }

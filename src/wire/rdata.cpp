@@ -10,14 +10,10 @@
 namespace moat::wire::rdata {
 namespace {
 
-tl::unexpected<WireError> fail(Errc code, std::size_t at) noexcept {
-    return tl::unexpected(WireError{code, static_cast<std::uint32_t>(at)});
-}
-
 tl::expected<detail::FieldSpans, WireError> walk(const RecordView& rr, RrType expected_type,
                                                  SuffixCache* cache) noexcept {
     if (rr.type != expected_type) {
-        return fail(Errc::bad_argument, rr.rdata_offset);
+        return fail_at(Errc::bad_argument, rr.rdata_offset);
     }
     return detail::walk_rdata(rr.message, rr.rdata_offset, rr.rdata_length,
                               detail::layout_for(rr.type), cache);
@@ -67,8 +63,8 @@ void TypeBitmapRange::Iterator::settle() noexcept {
 
 tl::expected<A, WireError> read_a(const RecordView& rr) noexcept {
     if (rr.type != RrType::a || rr.rdata_length != 4) {
-        return fail(rr.type != RrType::a ? Errc::bad_argument : Errc::rdata_length,
-                    rr.rdata_offset);
+        return fail_at(rr.type != RrType::a ? Errc::bad_argument : Errc::rdata_length,
+                       rr.rdata_offset);
     }
     A a;
     std::memcpy(a.address.data(), rr.message.data() + rr.rdata_offset, 4);
@@ -77,8 +73,8 @@ tl::expected<A, WireError> read_a(const RecordView& rr) noexcept {
 
 tl::expected<Aaaa, WireError> read_aaaa(const RecordView& rr) noexcept {
     if (rr.type != RrType::aaaa || rr.rdata_length != 16) {
-        return fail(rr.type != RrType::aaaa ? Errc::bad_argument : Errc::rdata_length,
-                    rr.rdata_offset);
+        return fail_at(rr.type != RrType::aaaa ? Errc::bad_argument : Errc::rdata_length,
+                       rr.rdata_offset);
     }
     Aaaa a;
     std::memcpy(a.address.data(), rr.message.data() + rr.rdata_offset, 16);
@@ -97,7 +93,7 @@ tl::expected<NameView, WireError> trailing_name(const RecordView& rr, std::size_
         return tl::unexpected(info.error());
     }
     if (info->end != end) {
-        return fail(Errc::rdata_length, info->end);
+        return fail_at(Errc::rdata_length, info->end);
     }
     return info->view;
 }
@@ -112,7 +108,7 @@ Compression compression_of(const detail::Layout& layout) noexcept {
 tl::expected<NameRdata, WireError> read_name(const RecordView& rr, SuffixCache* cache) noexcept {
     const detail::Layout& layout = detail::layout_for(rr.type);
     if (layout.count != 1 || layout.fields[0].kind != detail::FieldKind::name) {
-        return fail(Errc::bad_argument, rr.rdata_offset);
+        return fail_at(Errc::bad_argument, rr.rdata_offset);
     }
     auto name = trailing_name(rr, rr.rdata_offset, rr.rdata_offset + rr.rdata_length, cache,
                               compression_of(layout));
@@ -124,10 +120,10 @@ tl::expected<NameRdata, WireError> read_name(const RecordView& rr, SuffixCache* 
 
 tl::expected<Mx, WireError> read_mx(const RecordView& rr, SuffixCache* cache) noexcept {
     if (rr.type != RrType::mx) {
-        return fail(Errc::bad_argument, rr.rdata_offset);
+        return fail_at(Errc::bad_argument, rr.rdata_offset);
     }
     if (rr.rdata_length < 2) {  // as the layout walk reports it, so validate() agrees
-        return fail(Errc::rdata_length, rr.rdata_offset);
+        return fail_at(Errc::rdata_length, rr.rdata_offset);
     }
     auto name = trailing_name(rr, rr.rdata_offset + 2U, rr.rdata_offset + rr.rdata_length, cache,
                               Compression::allowed);
@@ -185,7 +181,7 @@ tl::expected<Svcb, WireError> read_svcb(const RecordView& rr) noexcept {
 
 tl::expected<Opt, WireError> read_opt(const RecordView& rr) noexcept {
     if (rr.type != RrType::opt) {
-        return fail(Errc::bad_argument, rr.rdata_offset);
+        return fail_at(Errc::bad_argument, rr.rdata_offset);
     }
     if (rr.rdata_length != 0) {  // most OPT records carry no option at all
         auto spans = walk(rr, RrType::opt, nullptr);

@@ -57,10 +57,6 @@ constexpr Layout kSvcb = make({fixed(2), of(K::name), of(K::svc_params)}, kPlain
 constexpr Layout kCaa = make({fixed(1), of(K::caa_tag), of(K::rest)}, kPlain);
 constexpr Layout kWks = make({fixed(5), of(K::rest)}, kPlain);
 
-tl::unexpected<WireError> fail(Errc code, std::size_t at) noexcept {
-    return tl::unexpected(WireError{code, static_cast<std::uint32_t>(at)});
-}
-
 bool is_alnum(std::uint8_t c) noexcept {
     return (c >= '0' && c <= '9') || (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z');
 }
@@ -69,7 +65,7 @@ bool is_alnum(std::uint8_t c) noexcept {
 tl::expected<std::size_t, WireError> check_char_string(const std::uint8_t* b, std::size_t p,
                                                        std::size_t end) noexcept {
     if (p >= end || p + 1U + b[p] > end) {
-        return fail(Errc::rdata_length, p);
+        return fail_at(Errc::rdata_length, p);
     }
     return p + 1U + b[p];
 }
@@ -79,13 +75,13 @@ tl::expected<std::size_t, WireError> check_type_bitmap(const std::uint8_t* b, st
     int last_window = -1;
     while (p < end) {
         if (p + 2 > end) {
-            return fail(Errc::bad_type_bitmap, p);
+            return fail_at(Errc::bad_type_bitmap, p);
         }
         const unsigned window = b[p];
         const unsigned len = b[p + 1];
         if (static_cast<int>(window) <= last_window || len == 0 || len > 32 || p + 2 + len > end ||
             b[p + 1 + len] == 0) {
-            return fail(Errc::bad_type_bitmap, p);
+            return fail_at(Errc::bad_type_bitmap, p);
         }
         last_window = static_cast<int>(window);
         p += 2 + len;
@@ -99,12 +95,12 @@ tl::expected<std::size_t, WireError> check_key_values(const std::uint8_t* b, std
     long last_key = -1;
     while (p < end) {
         if (p + 4 > end) {
-            return fail(error, p);
+            return fail_at(error, p);
         }
         const std::uint16_t key = load_u16(b + p);
         const std::size_t len = load_u16(b + p + 2);
         if (p + 4 + len > end || (ascending && static_cast<long>(key) <= last_key)) {
-            return fail(error, p);
+            return fail_at(error, p);
         }
         last_key = key;
         p += 4 + len;
@@ -169,7 +165,7 @@ tl::expected<FieldSpans, WireError> walk_rdata(std::span<const std::uint8_t> msg
     FieldSpans spans;
     if (layout.count == 1 && layout.fields[0].kind == K::fixed) {  // A, AAAA: the common case
         if (length != layout.fields[0].size) {
-            return fail(Errc::rdata_length, pos);
+            return fail_at(Errc::rdata_length, pos);
         }
         spans.at[0] = static_cast<std::uint16_t>(pos);
         spans.at[1] = static_cast<std::uint16_t>(end);
@@ -199,7 +195,7 @@ tl::expected<FieldSpans, WireError> walk_rdata(std::span<const std::uint8_t> msg
             }
             case K::fixed:
                 if (p + f.size > end) {
-                    return fail(Errc::rdata_length, p);
+                    return fail_at(Errc::rdata_length, p);
                 }
                 next = p + f.size;
                 break;
@@ -218,18 +214,18 @@ tl::expected<FieldSpans, WireError> walk_rdata(std::span<const std::uint8_t> msg
             case K::caa_tag:
                 next = check_char_string(b, p, end);
                 if (next && b[p] == 0) {
-                    return fail(Errc::bad_caa_tag, p);
+                    return fail_at(Errc::bad_caa_tag, p);
                 }
                 for (std::size_t k = p + 1; next && k < *next; ++k) {
                     if (!is_alnum(b[k])) {
-                        return fail(Errc::bad_caa_tag, k);
+                        return fail_at(Errc::bad_caa_tag, k);
                     }
                 }
                 break;
             case K::hash:
                 next = check_char_string(b, p, end);
                 if (next && b[p] == 0) {
-                    return fail(Errc::rdata_length, p);
+                    return fail_at(Errc::rdata_length, p);
                 }
                 break;
         }
@@ -239,7 +235,7 @@ tl::expected<FieldSpans, WireError> walk_rdata(std::span<const std::uint8_t> msg
         p = *next;
     }
     if (p != end) {
-        return fail(Errc::rdata_length, p);
+        return fail_at(Errc::rdata_length, p);
     }
     spans.at[layout.count] = static_cast<std::uint16_t>(end);
     return spans;

@@ -5,6 +5,7 @@
 // error sources.
 #pragma once
 
+#include <cstddef>
 #include <cstdint>
 #include <string>
 #include <system_error>
@@ -43,6 +44,11 @@ struct WireError {
 
     friend bool operator==(const WireError&, const WireError&) = default;
 };
+
+/// The failure a parser or builder returns: `return fail_at(Errc::name_overrun, pos);`.
+inline tl::unexpected<WireError> fail_at(Errc code, std::size_t at) noexcept {
+    return tl::unexpected(WireError{code, static_cast<std::uint32_t>(at)});
+}
 
 /// The outcome of an operation that returns nothing but may fail, packed into one integer: 0 for
 /// success, else the Errc and the offset. Used instead of tl::expected<void, WireError>, which GCC
