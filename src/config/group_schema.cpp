@@ -24,10 +24,10 @@ std::optional<std::uint32_t> read_clock(TableReader& t, std::string_view key) {
     const std::string& s = node->text;
     const auto digit = [&](std::size_t i) { return s[i] >= '0' && s[i] <= '9'; };
     if (s.size() == 5 && digit(0) && digit(1) && s[2] == ':' && digit(3) && digit(4)) {
-        const auto hours = static_cast<std::uint32_t>((s[0] - '0') * 10 + (s[1] - '0'));
-        const auto minutes = static_cast<std::uint32_t>((s[3] - '0') * 10 + (s[4] - '0'));
-        if (hours < 24 && minutes < 60) {
-            return hours * 60 + minutes;
+        const auto hour = static_cast<std::uint32_t>((s[0] - '0') * 10 + (s[1] - '0'));
+        const auto minute = static_cast<std::uint32_t>((s[3] - '0') * 10 + (s[4] - '0'));
+        if (hour < 24 && minute < 60) {
+            return hour * 60 + minute;
         }
     }
     t.context().error(Errc::bad_value, node->line, t.path_of(key),

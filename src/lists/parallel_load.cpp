@@ -86,25 +86,29 @@ private:
     unsigned threads_;
 };
 
-/// A list as the load knows it. Kept at one address (a deque) while threads read its spec.
-struct ListState {
-    filter::ListSpec spec;
-    std::size_t index = 0;
-    std::string pending;          ///< text handed over and not yet given to a thread
-    std::uint64_t next_line = 1;  ///< the number of the first line in `pending`
-    bool open = true;
-};
-
-/// Whole lines of one list for a thread to parse.
-struct Run {
-    const ListState* list = nullptr;
-    std::uint64_t first_line = 0;
-    std::string text;
-};
-
 }  // namespace
 
 class ParallelLoad::State {
+    // Nested, not in the anonymous namespace: GCC rejects (-Wsubobject-linkage) a member of
+    // internal-linkage type in a class of external linkage outside the main source file, which
+    // is where a unity build (the CI presets) puts this one.
+
+    /// A list as the load knows it. Kept at one address (a deque) while threads read its spec.
+    struct ListState {
+        filter::ListSpec spec;
+        std::size_t index = 0;
+        std::string pending;          ///< text handed over and not yet given to a thread
+        std::uint64_t next_line = 1;  ///< the number of the first line in `pending`
+        bool open = true;
+    };
+
+    /// Whole lines of one list for a thread to parse.
+    struct Run {
+        const ListState* list = nullptr;
+        std::uint64_t first_line = 0;
+        std::string text;
+    };
+
 public:
     State(filter::Compiler& compiler, unsigned threads) : compiler_(compiler), threads_(threads) {
         // parts_[0] is the caller's; every worker gets one of its own before any starts, so the
