@@ -24,7 +24,6 @@
 #include <charconv>
 #include <cstring>
 #include <exception>
-#include <limits>
 #include <new>
 #include <unordered_map>
 #include <utility>
