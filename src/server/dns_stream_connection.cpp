@@ -7,11 +7,11 @@
 #include "moat/core/bytes.hpp"
 #include "moat/core/log.hpp"
 #include "moat/wire/padding.hpp"
+#include "moat/wire/types.hpp"
 
 namespace moat::server {
 namespace {
 
-constexpr std::size_t kMinQuery = 12;  ///< a DNS header
 template <typename Stream>
 constexpr bool kPlainTcp = std::is_same_v<Stream, asio::ip::tcp::socket>;
 
@@ -118,7 +118,7 @@ bool DnsStreamConnection<Stream>::take_queries() {
     taking_ = true;
     while (!closed_ && unanswered_ < options_.tcp_max_pipelined && input_.size() - at >= 2) {
         const std::size_t length = load_u16(input_.data() + at);
-        if (length < kMinQuery) {
+        if (length < wire::kHeaderSize) {
             trusted = false;  // not even a header: the framing cannot be trusted
             input_.clear();
             at = 0;

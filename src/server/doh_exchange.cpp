@@ -7,11 +7,11 @@
 #include "moat/core/ascii.hpp"
 #include "moat/core/base64url.hpp"
 #include "moat/wire/message_view.hpp"
+#include "moat/wire/types.hpp"
 
 namespace moat::server {
 namespace {
 
-constexpr std::size_t kMinMessage = 12;  ///< a DNS header
 constexpr std::size_t kMaxMessage = 65535;
 
 /// The value of the `dns` parameter of a query string ("a=1&dns=...&b=2").
@@ -54,7 +54,7 @@ DohQuery doh_query_of(const DohRequest& request, std::string_view doh_path,
         }
         scratch.resize(std::min(encoded->size() * 3 / 4 + 3, kMaxMessage));
         const auto size = base64url_decode(*encoded, scratch);
-        if (!size || *size < kMinMessage) {
+        if (!size || *size < wire::kHeaderSize) {
             return {400, {}};
         }
         return {200, std::span<const std::uint8_t>(scratch.data(), *size)};
@@ -63,7 +63,7 @@ DohQuery doh_query_of(const DohRequest& request, std::string_view doh_path,
         if (!is_dns_message(request.content_type)) {
             return {415, {}};
         }
-        if (request.body.size() < kMinMessage || request.body.size() > kMaxMessage) {
+        if (request.body.size() < wire::kHeaderSize || request.body.size() > kMaxMessage) {
             return {400, {}};
         }
         return {200, request.body};
