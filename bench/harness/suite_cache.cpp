@@ -170,9 +170,11 @@ void run_cache(const Options& options, Report& report) {
         to_mib(static_cast<double>(filled.bytes)), static_cast<unsigned long long>(filled.entries),
         static_cast<double>(filled.bytes) / static_cast<double>(filled.entries),
         mib_text(loaded.raw.rss_mib).c_str(), mib_text(loaded.trimmed.rss_mib).c_str()));
-    report_read_floor(report, "cache", static_cast<double>(filled.bytes));
+    const Summary one_read = report_read_floor(report, "cache", static_cast<double>(filled.bytes));
     report.timing_target("cache", f.hit.p95_us <= kHitP95LimitUs,
-                         format("hit p95 %.3f us <= %.2f us", f.hit.p95_us, kHitP95LimitUs));
+                         format("hit p95 %.3f us <= %.2f us (one random read in a table of this "
+                                "size: p95 %.3f us)",
+                                f.hit.p95_us, kHitP95LimitUs, one_read.p95_us));
 }
 
 }  // namespace moat::bench

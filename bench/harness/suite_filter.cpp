@@ -116,8 +116,10 @@ void run_scaling(const Options& options, Report& report) {
     report.title("filter --scaling",
                  format("match() cost and memory by list size, %llu lookups each",
                         static_cast<unsigned long long>(options.iters)));
-    report.line(format("%10s %9s %9s %9s %14s %10s %10s", "domains", "p50 us", "p95 us", "p99 us",
-                       "structure MiB", "B/domain", "compile s"));
+    // The last two columns: one random read in a table of the structure's size, timed alone
+    // (memory_floor.hpp), which grows with the table however the lookup is written.
+    report.line(format("%10s %9s %9s %9s %14s %10s %10s %11s %11s", "domains", "p50 us", "p95 us",
+                       "p99 us", "structure MiB", "B/domain", "compile s", "read p50", "read p95"));
     const std::size_t pool_size = std::min<std::size_t>(options.iters, kMaxPool);
     for (const std::size_t domains : kSizes) {
         const Blocklist bl = make_blocklist(domains, pool_size / 2, options.seed);
@@ -128,9 +130,11 @@ void run_scaling(const Options& options, Report& report) {
                                        domains, f.blocked_count, f.wrong));
         }
         const auto bytes = static_cast<double>(bl.snapshot->memory_bytes());
-        report.line(format("%10zu %9.3f %9.3f %9.3f %14.1f %10.1f %10.2f", domains, f.all.p50_us,
-                           f.all.p95_us, f.all.p99_us, to_mib(bytes),
-                           bytes / static_cast<double>(domains), bl.compile_seconds));
+        const Summary one_read = timed_read_summary(static_cast<std::size_t>(bytes));
+        report.line(format("%10zu %9.3f %9.3f %9.3f %14.1f %10.1f %10.2f %11.3f %11.3f", domains,
+                           f.all.p50_us, f.all.p95_us, f.all.p99_us, to_mib(bytes),
+                           bytes / static_cast<double>(domains), bl.compile_seconds,
+                           one_read.p50_us, one_read.p95_us));
     }
 }
 
@@ -170,9 +174,11 @@ void run_filter(const Options& options, Report& report) {
                mib_text(before.rss_mib).c_str(), mib_text(loaded.raw.rss_mib).c_str(),
                mib_text(loaded.trimmed.rss_mib).c_str()));
 
-    report_read_floor(report, "filter", bytes);
+    const Summary one_read = report_read_floor(report, "filter", bytes);
     report.timing_target("filter", f.all.p95_us <= kP95LimitUs,
-                         format("p95 %.3f us <= %.2f us", f.all.p95_us, kP95LimitUs));
+                         format("p95 %.3f us <= %.2f us (one random read in a table of this "
+                                "size: p95 %.3f us)",
+                                f.all.p95_us, kP95LimitUs, one_read.p95_us));
     const bool judged = domains == kTargetDomains;
     if (loaded.raw.rss_mib) {
         memory_target(report, judged, *loaded.raw.rss_mib, kRssLimitMib, "VmRSS after load");
