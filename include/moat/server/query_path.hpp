@@ -91,6 +91,16 @@ public:
     /// Queries waiting for an upstream answer (refreshes of cached answers not included).
     [[nodiscard]] std::size_t in_flight() const noexcept { return in_flight_; }
 
+    /// Records of forwarded queries kept idle for reuse, at most. A record is about 1.4 KiB, so
+    /// this bounds what a burst leaves resident to 0.7 MiB. It is above what a busy network or
+    /// a load generator keeps in flight (dnsperf's default 100, the benchmarks' 200): with 64,
+    /// a steady 200 in flight made and freed a record (and its upstream buffer) on a share of
+    /// misses, 0.3-0.7 µs of user time per miss in `bench/forward_cost.py` (docs/benchmarks.md,
+    /// "Heap allocations per miss").
+    static constexpr std::size_t kIdleForwardedKept = 512;
+    /// Records of forwarded queries held now, in flight and idle.
+    [[nodiscard]] std::size_t forwarded_records() const noexcept { return all_forwarded_.size(); }
+
 private:
     /// A query waiting for its upstream answer, with what answering it later needs. Reused
     /// from one forwarded query to the next (a pool in the path): its buffers keep their
@@ -107,9 +117,6 @@ private:
         std::size_t index = 0;                 ///< in all_forwarded_
         bool refresh = false;  ///< a cached answer's refresh: no client waits, nothing counted
     };
-    /// Forwarded records kept idle for reuse; one beyond is freed when its query is answered, so
-    /// a burst of queries in flight does not stay resident.
-    static constexpr std::size_t kIdleForwardedKept = 64;
 
     void forward(std::span<const std::uint8_t> query, const engine::Client& client, ReplyFn reply,
                  Arrival arrival);

@@ -203,7 +203,7 @@ protected:
 // answers them all; twice, so the second round reuses records. Each reply must carry its own
 // query's ID and name: a record reused too early would mix them up.
 TEST_F(QueryPathTest, EveryQueryInFlightGetsItsOwnAnswerWhenRecordsAreReused) {
-    constexpr std::size_t kQueries = 200;
+    constexpr std::size_t kQueries = QueryPath::kIdleForwardedKept + 100;
     for (std::uint16_t round = 0; round < 2; ++round) {
         std::vector<std::pair<std::uint16_t, Bytes>> replies;
         for (std::uint16_t i = 0; i < kQueries; ++i) {
@@ -233,6 +233,40 @@ TEST_F(QueryPathTest, EveryQueryInFlightGetsItsOwnAnswerWhenRecordsAreReused) {
         }
         EXPECT_EQ(seen.size(), kQueries);
     }
+}
+
+/// Forwards `count` queries at once, each asking for a name of its own, and runs the loop until
+/// every one is answered (SERVFAIL: this forwarder has no servers).
+void forward_burst(QueryPath& path, asio::io_context& io, const engine::Client& client,
+                   std::size_t count) {
+    std::size_t answered = 0;
+    for (std::size_t i = 0; i < count; ++i) {
+        const Bytes query = test::make_query({.id = static_cast<std::uint16_t>(i),
+                                              .qname = "burst" + std::to_string(i) + ".example"});
+        const auto handled = path.handle(query, client, [&answered] {
+            return ReplyFn([&answered](std::span<const std::uint8_t>) { ++answered; });
+        });
+        ASSERT_TRUE(handled.deferred);
+    }
+    io.restart();
+    io.run();
+    EXPECT_EQ(answered, count);
+    EXPECT_EQ(path.in_flight(), 0U);
+}
+
+// Under a steady load the records of forwarded queries are reused, not made and freed again: a
+// second burst as large as the first makes none. A burst beyond what the path keeps idle leaves
+// only that many resident once it is answered.
+TEST_F(QueryPathTest, RecordsOfForwardedQueriesAreReusedAndABurstLeavesAtMostTheIdleCap) {
+    constexpr std::size_t kSteady = 200;  // what the benchmarks keep in flight
+    forward_burst(path_, io_, client_, kSteady);
+    EXPECT_EQ(path_.forwarded_records(), kSteady) << "every record kept idle";
+    forward_burst(path_, io_, client_, kSteady);
+    EXPECT_EQ(path_.forwarded_records(), kSteady) << "the second burst made no record";
+
+    forward_burst(path_, io_, client_, QueryPath::kIdleForwardedKept + 300);
+    EXPECT_EQ(path_.forwarded_records(), QueryPath::kIdleForwardedKept)
+        << "the records beyond the cap are freed as their queries are answered";
 }
 
 // A listener that reads a batch of datagrams takes one arrival for all of them: a query's latency
