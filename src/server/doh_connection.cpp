@@ -9,12 +9,12 @@
 #include "moat/core/log.hpp"
 #include "moat/http/request.hpp"
 #include "moat/http/response.hpp"
+#include "moat/wire/types.hpp"
 #include "tls_context.hpp"
 
 namespace moat::server {
 namespace {
 
-constexpr std::size_t kMaxDnsMessage = 65535;
 /// RFC 9113 §6.5.2 recommends allowing at least 100 concurrent streams.
 constexpr std::uint32_t kMinH2Streams = 100;
 constexpr std::string_view kH2Preface = "PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n";
@@ -55,7 +55,7 @@ void DohConnection<Stream>::start_http2() {
     protocol_ = Protocol::http2;
     http::H2Limits limits;
     limits.max_concurrent_streams = static_cast<std::uint32_t>(h2_stream_limit());
-    limits.max_request_body_bytes = kMaxDnsMessage;
+    limits.max_request_body_bytes = wire::kMaxMessageSize;
     h2_ = std::make_unique<http::H2ServerSession>(
         limits, [this](std::uint32_t stream, const http::H2Request& r) {
             const DohRequest request{r.method, r.path.substr(0, r.path.find('?')),
@@ -188,7 +188,7 @@ void DohConnection<Stream>::take_input() {
 template <typename Stream>
 void DohConnection<Stream>::take_http1_requests() {
     http::Limits limits;
-    limits.max_body_bytes = kMaxDnsMessage;
+    limits.max_body_bytes = wire::kMaxMessageSize;
     std::size_t at = 0;
     taking_ = true;
     while (!read_stopped_ && !pipeline_full() && at < input_.size()) {

@@ -12,8 +12,6 @@
 namespace moat::server {
 namespace {
 
-constexpr std::size_t kMaxMessage = 65535;
-
 /// The value of the `dns` parameter of a query string ("a=1&dns=...&b=2").
 std::optional<std::string_view> dns_parameter(std::string_view query) {
     while (!query.empty()) {
@@ -52,7 +50,7 @@ DohQuery doh_query_of(const DohRequest& request, std::string_view doh_path,
         if (!encoded) {
             return {400, {}};
         }
-        scratch.resize(std::min(encoded->size() * 3 / 4 + 3, kMaxMessage));
+        scratch.resize(std::min(encoded->size() * 3 / 4 + 3, wire::kMaxMessageSize));
         const auto size = base64url_decode(*encoded, scratch);
         if (!size || *size < wire::kHeaderSize) {
             return {400, {}};
@@ -63,7 +61,8 @@ DohQuery doh_query_of(const DohRequest& request, std::string_view doh_path,
         if (!is_dns_message(request.content_type)) {
             return {415, {}};
         }
-        if (request.body.size() < wire::kHeaderSize || request.body.size() > kMaxMessage) {
+        if (request.body.size() < wire::kHeaderSize ||
+            request.body.size() > wire::kMaxMessageSize) {
             return {400, {}};
         }
         return {200, request.body};

@@ -11,7 +11,6 @@ namespace moat::upstream {
 namespace {
 
 constexpr std::string_view kDnsMessage = "application/dns-message";
-constexpr std::size_t kMaxDnsMessage = 65535;
 
 /// Why a stream that ended brought no answer.
 std::string failure(const http::H2Response& response) {
@@ -34,7 +33,7 @@ void DohSession::start(std::string authority, std::string path) {
     path_ = std::move(path);
     http::H2ClientLimits limits;
     limits.max_concurrent_streams = kMaxStreams;
-    limits.max_response_body_bytes = kMaxDnsMessage;
+    limits.max_response_body_bytes = wire::kMaxMessageSize;
     end_session();
     h2_ = std::make_unique<http::H2ClientSession>(
         limits, [this](std::uint32_t stream, const http::H2Response& response) {

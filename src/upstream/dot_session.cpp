@@ -10,14 +10,13 @@
 namespace moat::upstream {
 namespace {
 
-constexpr std::size_t kMaxMessage = 65535;
 /// Every 16-bit ID in flight: no other query can go out until an answer frees one.
 constexpr std::size_t kMaxInFlight = 65536;
 
 }  // namespace
 
 bool DotSession::can_frame(std::span<const std::uint8_t> query) noexcept {
-    return query.size() >= wire::kHeaderSize && query.size() <= kMaxMessage;
+    return query.size() >= wire::kHeaderSize && query.size() <= wire::kMaxMessageSize;
 }
 
 std::vector<std::uint8_t> DotSession::frame(EncryptedExchange&& x) {
