@@ -4,9 +4,11 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <asio/io_context.hpp>
 #include <asio/ip/udp.hpp>
 #include <chrono>
+#include <cstddef>
 #include <cstdint>
 #include <thread>
 #include <vector>
@@ -64,6 +66,36 @@ TEST_F(DatagramBatchTest, ReadsWhatIsWaitingUpToItsSlotsWithSendersAndCutMarks) 
     EXPECT_EQ(Bytes(batch.payload(0).begin(), batch.payload(0).end()), third);
     EXPECT_FALSE(batch.truncated(0)) << "the flags of the last receive do not linger";
     EXPECT_EQ(batch.receive(receiver_.native_handle(), "test"), 0U);
+}
+
+TEST_F(DatagramBatchTest, EveryReceiveReadsRightWhateverTheReceivesBeforeItFilled) {
+    // The kernel writes back each filled message's header (its sender's length, its flags):
+    // slots filled long ago, once, or never must all read as their own datagram when a later
+    // receive fills them, and no cut mark may stay behind.
+    DatagramBatch batch(3, 4);
+    const std::vector<std::vector<Bytes>> rounds{
+        {{1, 2, 3, 4, 5, 6}},                     // one slot, cut
+        {{7}, {8, 9, 10, 11, 12}, {13, 14}},      // every slot, the second cut
+        {{15, 16}},                               // one slot again
+        {{17, 18, 19}, {20}},                     // two
+        {{21, 22, 23, 24}, {25}, {26, 27, 28}}};  // every slot, none cut
+    for (std::size_t round = 0; round < rounds.size(); ++round) {
+        const std::vector<Bytes>& sent = rounds[round];
+        send_all(sent);
+        ASSERT_EQ(batch.receive(receiver_.native_handle(), "test"), sent.size())
+            << "round " << round;
+        for (std::size_t i = 0; i < sent.size(); ++i) {
+            const Bytes& d = sent[i];
+            const Bytes expected(d.begin(), d.begin() + static_cast<std::ptrdiff_t>(
+                                                            std::min<std::size_t>(d.size(), 4)));
+            EXPECT_EQ(Bytes(batch.payload(i).begin(), batch.payload(i).end()), expected)
+                << "round " << round << ", slot " << i;
+            EXPECT_EQ(batch.truncated(i), d.size() > 4) << "round " << round << ", slot " << i;
+            EXPECT_EQ(batch.sender(i), sender_.local_endpoint())
+                << "round " << round << ", slot " << i;
+        }
+        EXPECT_EQ(batch.receive(receiver_.native_handle(), "test"), 0U) << "round " << round;
+    }
 }
 
 TEST_F(DatagramBatchTest, SaysWhetherTheLastReceiveFoundTheSocketEmpty) {
