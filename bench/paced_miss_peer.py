@@ -1,8 +1,9 @@
 #!/usr/bin/env python3
 """What a cache miss costs at a household's pace, dnsmoat beside dnsdist on the same upstream,
-and why: besides each server's CPU time per answered query (all its threads, /proc/PID/stat), the
-times its threads went to sleep (voluntary context switches) and were preempted (involuntary
-ones) per query, read from /proc/PID/task/*/status.
+and why: besides each server's CPU time per answered query (all its threads, /proc/PID/stat) and
+the latency its client saw (p50 and p99 of every answer, from dnsperf -v, as ../shared/bench
+reads them), the times its threads went to sleep (voluntary context switches) and were preempted
+(involuntary ones) per query, read from /proc/PID/task/*/status.
 
 Both servers forward to one knotd on 127.0.0.1 serving a wildcard zone (bench/forward_cost.py's),
 dnsmoat with the query log off and dnsdist as ../shared/bench configures it (packet cache on,
@@ -69,6 +70,22 @@ getPool(""):setCache(pc)
     return proc, port
 
 
+def paced_turn(port: int, queries: Path, seconds: int, rate: int) -> list[float]:
+    """dnsperf at `rate` queries per second for `seconds`, with -v: the latency of every answer
+    in ms, sorted. (-q 100 as ../shared/bench's fixed-rate runs; at this rate it never binds.)"""
+    out = subprocess.run(["dnsperf", "-s", "127.0.0.1", "-p", str(port), "-d", str(queries),
+                          "-l", str(seconds), "-c", "8", "-q", "100", "-Q", str(rate), "-v"],
+                         capture_output=True, text=True, timeout=seconds + 60, check=True).stdout
+    # One "> RCODE NAME TYPE SECONDS" line per answer; "> T" (timeout) and "> I" lines are not.
+    return sorted(float(line.rsplit(None, 1)[1]) * 1000 for line in out.splitlines()
+                  if line.startswith("> ") and not line.startswith(("> T ", "> I ")))
+
+
+def nearest_rank(sorted_values: list[float], share: float) -> float:
+    """The percentile as ../shared/bench takes it: index int(n * share), capped at the last."""
+    return sorted_values[min(len(sorted_values) - 1, int(len(sorted_values) * share))]
+
+
 def pin(pid: int, cpu: int) -> None:
     """Every thread of `pid` onto `cpu`."""
     subprocess.run(["taskset", "-a", "-p", "-c", str(cpu), str(pid)], check=True,
@@ -88,7 +105,7 @@ def main() -> int:
     if args.pin:
         os.sched_setaffinity(0, {0})  # this script, and so dnsperf and knotd, on CPU 0
     rng = random.Random(42)
-    rows: dict[str, list[tuple[float, float, float]]] = {}
+    rows: dict[str, list[tuple[float, float, float, float, float]]] = {}
     with tempfile.TemporaryDirectory(prefix="moat-pacedmiss-") as tmp:
         work = Path(tmp)
         local_daemon.write_inputs(work)
@@ -110,25 +127,32 @@ def main() -> int:
                 for name in order:
                     queries = work / "queries"
                     queries.write_text("".join(f"q{rng.randrange(10**15)}.m.test A\n"
-                                               for _ in range(args.rate * args.seconds)))
+                                               for _ in range(args.rate * (args.seconds + 1))))
                     proc, port = servers[name]
                     cpu0, sleeps0, pre0 = thread_counts(proc.pid)
-                    _, completed = forward_cost.load(port, queries, args.seconds, args.rate)
+                    latencies = paced_turn(port, queries, args.seconds, args.rate)
+                    completed = len(latencies)
                     cpu1, sleeps1, pre1 = thread_counts(proc.pid)
                     row = ((cpu1 - cpu0) / completed * 1e6, (sleeps1 - sleeps0) / completed,
-                           (pre1 - pre0) / completed)
+                           (pre1 - pre0) / completed, nearest_rank(latencies, 0.5),
+                           nearest_rank(latencies, 0.99))
                     rows.setdefault(name, []).append(row)
                     print(f"rep {rep} {name}: {row[0]:.1f} µs, {row[1]:.2f} sleeps and "
-                          f"{row[2]:.2f} preemptions per miss", file=sys.stderr, flush=True)
+                          f"{row[2]:.2f} preemptions per miss, p50 {row[3]:.3f} and p99 "
+                          f"{row[4]:.3f} ms", file=sys.stderr, flush=True)
         finally:
             forward_cost.stop_all([proc for proc, _ in servers.values()], knot)
     pinned = "servers pinned to CPU 1" if args.pin else "not pinned"
     print(f"| {args.rate} misses per second, {args.reps} turns each, {pinned} | CPU µs per miss: "
-          "median (range) | sleeps per miss | preemptions per miss |\n|---|---|---|---|")
+          "median (range) | sleeps per miss | preemptions per miss | p50 ms | p99 ms: median "
+          "(range) |\n|---|---|---|---|---|---|")
     for name, r in rows.items():
         cpu = [x[0] for x in r]
+        p99 = [x[4] for x in r]
         print(f"| {name} | {statistics.median(cpu):.1f} ({min(cpu):.1f}-{max(cpu):.1f}) | "
-              f"{statistics.median(x[1] for x in r):.2f} | {statistics.median(x[2] for x in r):.2f} |")
+              f"{statistics.median(x[1] for x in r):.2f} | {statistics.median(x[2] for x in r):.2f} | "
+              f"{statistics.median(x[3] for x in r):.3f} | "
+              f"{statistics.median(p99):.3f} ({min(p99):.3f}-{max(p99):.3f}) |")
     return 0
 
 
