@@ -9,7 +9,7 @@ asked before as fast as the daemon answers (misses), the same at 2,000 a second 
 wakes the daemon twice, as at a household's pace), 2,000 names over and over (cached answers) and
 the local names. Then the daemon is stopped with SIGTERM, so that it exits normally and writes
 its counts. Loopback only. The whole recipe, and what the profile is worth, is in
-docs/benchmarks.md ("A paced miss's latency and where its CPU goes").
+docs/benchmarks.md ("A paced miss's latency, and where its CPU goes").
 
   bench/pgo_train.py --binary build/pgo/src/app/dnsmoat
 """
