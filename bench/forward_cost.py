@@ -58,7 +58,7 @@ def vm_rss_mib(pid: int) -> float:
     return int(re.search(r"VmRSS:\s+(\d+) kB", status).group(1)) / 1024
 
 
-def start_knot(work: Path) -> tuple[subprocess.Popen, int]:
+def start_knot(work: Path, udp_workers: int = 1) -> tuple[subprocess.Popen, int]:
     port = local_daemon.free_port()
     (work / "knot").mkdir()
     (work / "knot" / "m.test.zone").write_text(
@@ -69,7 +69,7 @@ def start_knot(work: Path) -> tuple[subprocess.Popen, int]:
     conf.write_text(f"""server:
     listen: 127.0.0.1@{port}
     rundir: {work / 'knot'}
-    udp-workers: 1
+    udp-workers: {udp_workers}
     tcp-workers: 1
     background-workers: 1
 log:

@@ -101,6 +101,8 @@ def main() -> int:
     ap.add_argument("--reps", type=int, default=6)
     ap.add_argument("--pin", action="store_true",
                     help="servers on CPU 1, dnsperf and knotd on CPU 0")
+    ap.add_argument("--knot-workers", type=int, default=1,
+                    help="knotd's UDP worker threads (default 1; ../shared/bench runs 2)")
     args = ap.parse_args()
     if args.pin:
         os.sched_setaffinity(0, {0})  # this script, and so dnsperf and knotd, on CPU 0
@@ -109,7 +111,7 @@ def main() -> int:
     with tempfile.TemporaryDirectory(prefix="moat-pacedmiss-") as tmp:
         work = Path(tmp)
         local_daemon.write_inputs(work)
-        knot, upstream = forward_cost.start_knot(work)
+        knot, upstream = forward_cost.start_knot(work, args.knot_workers)
         servers: dict[str, tuple[subprocess.Popen, int]] = {}
         try:
             builds = {"dnsmoat": args.binary}
