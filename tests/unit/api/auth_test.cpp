@@ -152,6 +152,22 @@ TEST(Authenticator, CookieSessionsNeedTheCsrfTokenToChangeThings) {
     EXPECT_EQ(a.check(Req("GET", {cookie}).request, kAlice, now).status, 401);
 }
 
+TEST(Authenticator, TheClearingCookieMatchesTheSessionCookieAndExpiresIt) {
+    // A browser drops a cookie only when the clearing one has the same name and path.
+    const std::string set = Authenticator::cookie("abc");
+    const std::string clear = Authenticator::clearing_cookie();
+    const std::string name = std::string(Authenticator::kCookie) + "=";
+    ASSERT_TRUE(set.starts_with(name + "abc;"));
+    EXPECT_TRUE(clear.starts_with(name + ";"));
+    const auto attributes = [](const std::string& cookie) {
+        return cookie.substr(cookie.find(';'), cookie.find("; Max-Age=") - cookie.find(';'));
+    };
+    EXPECT_EQ(attributes(clear), attributes(set));
+    EXPECT_EQ(attributes(clear), "; Path=/; HttpOnly; SameSite=Strict");
+    EXPECT_TRUE(clear.ends_with("; Max-Age=0"));
+    EXPECT_FALSE(set.ends_with("; Max-Age=0"));
+}
+
 /// What the API does with a Bearer token: check(), and for a token not seen yet the hash check
 /// (off the event loop there), then token_checked().
 Access bearer(Authenticator& a, std::string_view method, const std::string& token,

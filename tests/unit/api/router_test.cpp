@@ -5,6 +5,8 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
+
 namespace moat::api {
 namespace {
 
@@ -88,6 +90,15 @@ TEST(BodyObject, OnlyJsonObjects) {
     error.reset();
     (void)body_object(Req("POST /x", "{}", "application/json; charset=utf-8").request, error);
     EXPECT_FALSE(error);
+}
+
+TEST(JsonResponse, IsTheCompactDocumentAndOneNewline) {
+    const http::Response r = json_response(201, {{"id", 7}, {"name", "a b"}});
+    EXPECT_EQ(r.status, 201);
+    EXPECT_EQ(r.body, "{\"id\":7,\"name\":\"a b\"}\n");
+    EXPECT_NE(std::find(r.headers.begin(), r.headers.end(),
+                        std::pair<std::string, std::string>("Content-Type", "application/json")),
+              r.headers.end());
 }
 
 TEST(JsonResponse, ReplacesInvalidUtf8RatherThanThrowing) {
