@@ -58,6 +58,13 @@ def vm_rss_mib(pid: int) -> float:
     return int(re.search(r"VmRSS:\s+(\d+) kB", status).group(1)) / 1024
 
 
+def write_miss_names(path: Path, count: int, rng: random.Random, prefix: str = "q") -> Path:
+    """`count` dnsperf lines of names under m.test that no run asked before, so every query is a
+    cache miss that start_knot's wildcard answers."""
+    path.write_text("".join(f"{prefix}{rng.randrange(10**15)}.m.test A\n" for _ in range(count)))
+    return path
+
+
 def start_knot(work: Path, udp_workers: int = 1) -> tuple[subprocess.Popen, int]:
     port = local_daemon.free_port()
     (work / "knot").mkdir()
@@ -167,9 +174,7 @@ def main() -> int:
                 order = list(daemons) if rep % 2 == 0 else list(reversed(daemons))
                 for name in order:
                     # Names never asked before: every query is a miss.
-                    queries = work / "queries"
-                    queries.write_text("".join(f"q{rng.randrange(10**15)}.m.test A\n"
-                                               for _ in range(400_000)))
+                    queries = write_miss_names(work / "queries", 400_000, rng)
                     proc, port = daemons[name]
                     user0, sys0 = cpu_seconds(proc.pid)
                     qps, completed = load(port, queries, args.seconds, args.rate, args.tcp)

@@ -74,9 +74,7 @@ def main() -> int:
             extra_toml=f'[cache]\nsize = "{args.cache_size}"' if args.cache_size else "")
         try:
             rng = random.Random(42)
-            queries = work / "queries"
-            queries.write_text("".join(f"q{rng.randrange(10**15)}.m.test A\n"
-                                       for _ in range(args.queries)))
+            queries = forward_cost.write_miss_names(work / "queries", args.queries, rng)
             out = subprocess.run(["dnsperf", "-s", "127.0.0.1", "-p", str(port), "-d", str(queries),
                                   "-n", "1", "-Q", "5000"], capture_output=True, text=True,
                                  timeout=args.queries / 1000 + 120, check=True).stdout

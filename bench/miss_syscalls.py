@@ -46,9 +46,7 @@ def main() -> int:
             daemon, port = forward_cost.start_daemon(args.binary, work, "d", upstream,
                                                      forward_cost.TUNED)
             rng = random.Random(7)
-            queries = work / "queries"
-            queries.write_text("".join(f"s{rng.randrange(10**15)}.m.test A\n"
-                                       for _ in range(args.queries)))
+            queries = forward_cost.write_miss_names(work / "queries", args.queries, rng, "s")
             table = work / "strace.txt"
             tracer = subprocess.Popen(["strace", "-c", "-f", "-p", str(daemon.pid), "-o",
                                        str(table)], stderr=subprocess.DEVNULL)

@@ -127,9 +127,8 @@ def main() -> int:
             for rep in range(args.reps):
                 order = list(servers) if rep % 2 == 0 else list(reversed(servers))
                 for name in order:
-                    queries = work / "queries"
-                    queries.write_text("".join(f"q{rng.randrange(10**15)}.m.test A\n"
-                                               for _ in range(args.rate * (args.seconds + 1))))
+                    queries = forward_cost.write_miss_names(
+                        work / "queries", args.rate * (args.seconds + 1), rng)
                     proc, port = servers[name]
                     cpu0, sleeps0, pre0 = thread_counts(proc.pid)
                     latencies = paced_turn(port, queries, args.seconds, args.rate)

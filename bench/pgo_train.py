@@ -24,13 +24,6 @@ import forward_cost
 import local_daemon
 
 
-def write_names(path: Path, prefix: str, count: int, rng: random.Random) -> Path:
-    """`count` names under m.test that no run asked before (knotd's wildcard answers them)."""
-    path.write_text("".join(f"{prefix}{rng.randrange(10**15)}.m.test A\n"
-                            for _ in range(count)))
-    return path
-
-
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--binary", required=True, help="a dnsmoat built with -fprofile-generate")
@@ -45,8 +38,10 @@ def main() -> int:
                                                  forward_cost.TUNED)
         try:
             # 150,000 misses a second is above what this machine answers: the file never wraps.
-            misses = write_names(work / "misses", "s", 150_000 * args.seconds, rng)
-            paced = write_names(work / "paced", "p", 2_000 * (args.seconds + 1), rng)
+            misses = forward_cost.write_miss_names(work / "misses", 150_000 * args.seconds, rng,
+                                                    "s")
+            paced = forward_cost.write_miss_names(work / "paced", 2_000 * (args.seconds + 1), rng,
+                                                   "p")
             cached = work / "cached"
             cached.write_text("".join(f"c{i}.m.test A\n" for i in range(2_000)))
             for what, queries, rate in (("misses", misses, None), ("paced misses", paced, 2_000),
