@@ -181,6 +181,10 @@ def main() -> int:
                     user1, sys1 = cpu_seconds(proc.pid)
                     results[name].append((qps, (user1 - user0) / completed * 1e6,
                                           (sys1 - sys0) / completed * 1e6))
+                    print(f"rep {rep} {name}: {qps:,.0f} qps, "
+                          f"{results[name][-1][1]:.2f} µs user and "
+                          f"{results[name][-1][2]:.2f} system per query", file=sys.stderr,
+                          flush=True)
             for name, (proc, _) in daemons.items():
                 rss[name] = vm_rss_mib(proc.pid)
         finally:

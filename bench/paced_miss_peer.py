@@ -49,10 +49,9 @@ def thread_counts(pid: int) -> tuple[float, int, int]:
     return cpu, sleeps, preempted
 
 
-def start_dnsdist(work: Path, upstream: int) -> tuple[subprocess.Popen, int]:
-    """dnsdist forwarding to `upstream`, configured as ../shared/bench/dnsbench.py does (without
-    the blocklist rule, which a miss never matches)."""
-    port = local_daemon.free_port()
+def dnsdist_config(work: Path, port: int, upstream: int) -> Path:
+    """dnsdist's configuration, forwarding to `upstream` as ../shared/bench/dnsbench.py
+    configures it (without the blocklist rule, which a miss never matches)."""
     conf = work / "dnsdist.conf"
     conf.write_text(f"""setSecurityPollSuffix("")
 setLocal("127.0.0.1:{port}")
@@ -62,6 +61,13 @@ s:setUp()
 pc = newPacketCache(100000, {{maxTTL=86400, minTTL=0, temporaryFailureTTL=60, staleTTL=60}})
 getPool(""):setCache(pc)
 """)
+    return conf
+
+
+def start_dnsdist(work: Path, upstream: int) -> tuple[subprocess.Popen, int]:
+    """dnsdist forwarding to `upstream` (dnsdist_config), once it answers."""
+    port = local_daemon.free_port()
+    conf = dnsdist_config(work, port, upstream)
     binary = shutil.which("dnsdist") or "/usr/bin/dnsdist"
     log = work / "dnsdist.stderr"
     proc = subprocess.Popen([binary, "--supervised", "--disable-syslog", "-C", str(conf)],
