@@ -9,8 +9,9 @@
 // `glibc.malloc.tcache_count=2000` (bench/forward_cost.py, docs/benchmarks.md). A pool keeps
 // every freed block for the next query, whatever the environment the daemon was started in.
 //
-// The pool is unsynchronised: only the thread that runs the Forwarder's event loop touches it.
-// It keeps the blocks of its busiest moment (bounded by max_in_flight) until it is destroyed.
+// The pool (size_class_pool.hpp) is unsynchronised: only the thread that runs the Forwarder's
+// event loop touches it. It keeps the blocks of its busiest moment (bounded by max_in_flight)
+// until it is destroyed.
 //
 // Under AddressSanitizer there is no pool: a block the pool kept for the next query would hide a
 // use after free of the last one from the sanitizer, which sees only the pool's large chunks.
@@ -20,6 +21,8 @@
 #include <cstddef>
 #include <memory>
 #include <memory_resource>
+
+#include "size_class_pool.hpp"
 
 namespace moat::upstream {
 
@@ -40,7 +43,7 @@ using FlightMemory = std::pmr::memory_resource;
 /// A new pool, or under AddressSanitizer the plain heap (see above).
 inline std::shared_ptr<FlightMemory> make_flight_memory() {
     if constexpr (kFlightMemoryPooled) {
-        return std::make_shared<std::pmr::unsynchronized_pool_resource>();
+        return std::make_shared<SizeClassPool>();
     } else {
         // Not owned: the heap's resource lives as long as the program.
         return {std::shared_ptr<void>(), std::pmr::new_delete_resource()};
