@@ -10,9 +10,11 @@ Each server runs under valgrind's callgrind with collection off, forwarding to o
 dnsdist configured as bench/paced_miss_peer.py does. After --warm misses, asked one at a time,
 collection is switched on (callgrind_control) for --misses more, one at a time, each a name never
 asked before, and then dumped. The lines and pages are the union over those misses: each takes
-the same path, so the union is about one miss's footprint. Loopback only.
+the same path, so the union is about one miss's footprint. With --cached every query asks the
+same name instead, so all but the first are answered from the cache (dnsdist's packet cache).
+Loopback only.
 
-  bench/miss_footprint.py --binary build/release/src/app/dnsmoat
+  bench/miss_footprint.py --binary build/release/src/app/dnsmoat [--cached]
 """
 
 import argparse
@@ -41,15 +43,17 @@ def query_bytes(name: str, ident: int) -> bytes:
         "!HH", 1, 1)
 
 
-def ask_one_at_a_time(port: int, count: int, rng: random.Random, timeout: float = 5.0) -> int:
-    """`count` never-asked names, each sent after the answer to the one before; returns how many
-    were answered."""
+def ask_one_at_a_time(port: int, count: int, rng: random.Random, timeout: float = 5.0,
+                      name: str | None = None) -> int:
+    """`count` queries, each sent after the answer to the one before: for `name`, or else each
+    for a name never asked before. Returns how many were answered."""
     answered = 0
     with socket.socket(socket.AF_INET, socket.SOCK_DGRAM) as s:
         s.settimeout(timeout)
         for _ in range(count):
             ident = rng.randrange(65536)
-            s.sendto(query_bytes(f"f{rng.randrange(10**15)}.m.test", ident), ("127.0.0.1", port))
+            asked = name or f"f{rng.randrange(10**15)}.m.test"
+            s.sendto(query_bytes(asked, ident), ("127.0.0.1", port))
             try:
                 while True:
                     reply, _ = s.recvfrom(4096)
@@ -113,7 +117,7 @@ def footprint(out_file: Path) -> tuple[int, dict[str, tuple[int, int, int]]]:
 
 
 def measure(cmd: list[str], port: int, work: Path, tag: str, warm: int, misses: int,
-            rng: random.Random) -> tuple[int, dict[str, tuple[int, int, int]]]:
+            rng: random.Random, name: str | None) -> tuple[int, dict[str, tuple[int, int, int]]]:
     out = work / f"callgrind.{tag}.out"
     log = work / f"{tag}.valgrind"
     proc = subprocess.Popen(["valgrind", "--tool=callgrind", "--instr-atstart=no",
@@ -122,10 +126,10 @@ def measure(cmd: list[str], port: int, work: Path, tag: str, warm: int, misses: 
                             stdout=subprocess.DEVNULL, stderr=open(log, "w"))
     try:
         wait_answering(port, 120)
-        ask_one_at_a_time(port, warm, rng)
+        ask_one_at_a_time(port, warm, rng, name=name)
         subprocess.run(["callgrind_control", "-i", "on", str(proc.pid)], check=True,
                        capture_output=True)
-        answered = ask_one_at_a_time(port, misses, rng)
+        answered = ask_one_at_a_time(port, misses, rng, name=name)
         subprocess.run(["callgrind_control", "-i", "off", str(proc.pid)], check=True,
                        capture_output=True)
         if answered != misses:
@@ -151,10 +155,15 @@ def main() -> int:
     ap.add_argument("--warm", type=int, default=200)
     ap.add_argument("--misses", type=int, default=200)
     ap.add_argument("--no-dnsdist", action="store_true")
+    ap.add_argument("--cached", action="store_true",
+                    help="ask one name over and over: cache hits (dnsdist's packet cache) instead "
+                    "of misses")
     ap.add_argument("--keep", help="a folder to copy the callgrind dumps to, for "
                     "callgrind_annotate")
     args = ap.parse_args()
     rng = random.Random(42)
+    asked = "cached.m.test" if args.cached else None
+    what = "cached answers" if args.cached else "misses"
     with tempfile.TemporaryDirectory(prefix="moat-footprint-") as tmp:
         work = Path(tmp)
         local_daemon.write_inputs(work)
@@ -171,14 +180,14 @@ def main() -> int:
                                f'[upstream]\nservers = ["127.0.0.1:{upstream}"]\n'
                                '[api]\nenabled = false\n[querylog]\nenabled = false\n')
                 rows[name] = measure([binary, "run", "--config", str(cfg)], port, work,
-                                     f"d{i}", args.warm, args.misses, rng)
+                                     f"d{i}", args.warm, args.misses, rng, asked)
             if not args.no_dnsdist:
                 port = local_daemon.free_port()
                 conf = paced_miss_peer.dnsdist_config(work, port, upstream)
                 binary = shutil.which("dnsdist") or "/usr/bin/dnsdist"
                 rows["dnsdist"] = measure([binary, "--supervised", "--disable-syslog", "-C",
                                            str(conf)], port, work, "dnsdist", args.warm,
-                                          args.misses, rng)
+                                          args.misses, rng, asked)
         finally:
             knot.terminate()
             knot.wait(timeout=10)
@@ -187,7 +196,7 @@ def main() -> int:
                 for dump in work.glob("callgrind.*.out*"):
                     shutil.copy(dump, args.keep)
     n = args.misses
-    print(f"| {n} misses, one at a time | instructions per miss | code lines | code pages | "
+    print(f"| {n} {what}, one at a time | instructions per query | code lines | code pages | "
           "the server's own lines / pages | libc's | libstdc++'s |\n|---|---|---|---|---|---|---|")
     for name, (total, per) in rows.items():
         lines = sum(v[1] for v in per.values())
@@ -199,7 +208,7 @@ def main() -> int:
         print(f"| {name} | {total / n:,.0f} | {lines:,} | {pages:,} | {own[1]:,} / {own[2]:,} | "
               f"{libc[1]:,} / {libc[2]:,} | {cxx[1]:,} / {cxx[2]:,} |")
     for name, (total, per) in rows.items():
-        print(f"\n{name}, per object (instructions per miss, lines, pages):", file=sys.stderr)
+        print(f"\n{name}, per object (instructions per query, lines, pages):", file=sys.stderr)
         for k, v in sorted(per.items(), key=lambda kv: -kv[1][1]):
             print(f"  {k}: {v[0] / n:,.0f}, {v[1]:,}, {v[2]:,}", file=sys.stderr)
     return 0
