@@ -9,8 +9,8 @@
 //
 // Why not std::pmr::unsynchronized_pool_resource: libstdc++'s finds a freed block's chunk with a
 // binary search and keeps each chunk's blocks in a bitmap. callgrind counted about 2,000
-// instructions per forwarded miss in it, 12% of the miss, on 9 pages of libstdc++'s code
-// (bench/miss_footprint.py, docs/benchmarks.md). Here an allocation is a pop and a free a push.
+// instructions per forwarded miss in it, 12% of the miss (bench/miss_footprint.py,
+// docs/benchmarks.md). Here an allocation is a pop and a free a push.
 //
 // Not synchronised: one thread uses a pool.
 #pragma once
