@@ -6,11 +6,12 @@
 #include "moat/core/bytes.hpp"
 #include "moat/wire/record.hpp"
 #include "rdata_layout.hpp"
+#include "writer_common.hpp"
 
 namespace moat::wire {
 namespace {
 
-constexpr std::size_t kOptFixed = 11;  // root, type, class, TTL, RDLENGTH
+using detail::kOptFixed;
 
 /// Offsets of the labels of an uncompressed name; returns the label count.
 std::size_t label_offsets(const std::uint8_t* name,
@@ -20,28 +21,6 @@ std::size_t label_offsets(const std::uint8_t* name,
         at[n++] = static_cast<std::uint8_t>(p);
     }
     return n;
-}
-
-/// Length of the uncompressed name at the start of `p` (at most `available` octets), or 0 when
-/// there is no valid one. The builder checks raw inputs this way instead of copying them into a
-/// Name; a Name is valid by construction.
-std::size_t uncompressed_name_length(const std::uint8_t* p, std::size_t available) noexcept {
-    std::size_t at = 0;
-    while (at < available && at < kMaxNameLength) {
-        const std::uint8_t len = p[at];
-        if (len == 0) {
-            return at + 1;
-        }
-        if (len > kMaxLabelLength) {
-            return 0;
-        }
-        at += len + 1U;
-    }
-    return 0;
-}
-
-bool is_uncompressed_name(std::span<const std::uint8_t> wire) noexcept {
-    return !wire.empty() && uncompressed_name_length(wire.data(), wire.size()) == wire.size();
 }
 
 }  // namespace
@@ -245,7 +224,7 @@ bool MessageBuilder::write_rdata(RrType type, std::span<const std::uint8_t> rdat
         const std::size_t left = rdata.size() - at;
         const bool is_name = layout.fields[i].kind == detail::FieldKind::name;
         const std::size_t n =
-            is_name ? uncompressed_name_length(field, left) : layout.fields[i].size;
+            is_name ? detail::uncompressed_name_length(field, left) : layout.fields[i].size;
         if (n == 0 || n > left) {
             error = WireError{Errc::rdata_length, static_cast<std::uint32_t>(at)};
             return false;
@@ -294,7 +273,7 @@ Status MessageBuilder::add_question(std::span<const std::uint8_t> qname, RrType 
     if (has_records_ || counts_[0] == 0xFFFF) {
         return fail_at(has_records_ ? Errc::bad_argument : Errc::count_overflow, size_);
     }
-    if (!is_uncompressed_name(qname)) {
+    if (!detail::is_uncompressed_name(qname)) {
         return fail_at(Errc::bad_argument, size_);
     }
     const std::size_t mark = size_;
@@ -314,7 +293,7 @@ Status MessageBuilder::add_question(std::span<const std::uint8_t> qname, RrType 
 Status MessageBuilder::add_record(Section section, std::span<const std::uint8_t> owner, RrType type,
                                   std::uint16_t rclass, std::uint32_t ttl,
                                   std::span<const std::uint8_t> rdata) noexcept {
-    if (!is_uncompressed_name(owner)) {
+    if (!detail::is_uncompressed_name(owner)) {
         return fail_at(Errc::bad_argument, size_);
     }
     return add_checked(section, owner.data(), owner.size(), type, rclass, ttl, rdata);
