@@ -44,6 +44,19 @@ def start(binary: str, work: Path, name: str, querylog: str, upstream: str = "12
     `upstream` and answering the hosts file of write_inputs(); returns it and its port once it
     answers. `extra_toml` (whole tables) goes at the end of its configuration."""
     port = free_port()
+    cfg = write_config(work, name, port, querylog, upstream, extra_toml)
+    log = work / f"{name}.stderr"
+    proc = subprocess.Popen([binary, "run", "--config", str(cfg)], stdout=subprocess.DEVNULL,
+                            stderr=open(log, "w"), env=env)
+    wait_answering(proc, port, NAMES[0], f"dnsmoat {name}", log)
+    return proc, port
+
+
+def write_config(work: Path, name: str, port: int, querylog: str, upstream: str,
+                 extra_toml: str = "") -> Path:
+    """The configuration start() gives a daemon, as `work`/`name`.toml: listening on
+    127.0.0.1:`port`, no control socket and no API, forwarding to `upstream`, answering the hosts
+    file of write_inputs(), with `querylog` as its [querylog] table."""
     cfg = work / f"{name}.toml"
     cfg.write_text(f"""
 [server]
@@ -59,8 +72,4 @@ enabled = false
 {querylog}
 {extra_toml}
 """)
-    log = work / f"{name}.stderr"
-    proc = subprocess.Popen([binary, "run", "--config", str(cfg)], stdout=subprocess.DEVNULL,
-                            stderr=open(log, "w"), env=env)
-    wait_answering(proc, port, NAMES[0], f"dnsmoat {name}", log)
-    return proc, port
+    return cfg

@@ -75,43 +75,43 @@ def wait_answering(port: int, seconds: float) -> None:
     raise RuntimeError(f"no answer on port {port} within {seconds} s")
 
 
-def footprint(out_file: Path) -> tuple[int, dict[str, tuple[int, int, int]]]:
+def footprint(dumps: list[Path]) -> tuple[int, dict[str, tuple[int, int, int]]]:
     """Instructions in total, and per object (ob=) the instructions, distinct code lines and
-    distinct code pages, from a callgrind dump written with --dump-instr=yes --dump-line=no."""
+    distinct code pages, from callgrind dumps written with --dump-instr=yes --dump-line=no (one,
+    unless something dumped early; lines and pages are counted once over all of them)."""
     totals: dict[str, list] = defaultdict(lambda: [0, set(), set()])
-    names: dict[str, str] = {}
-    obj = "?"
-    addr = 0
-    skip_next = False
-    for line in out_file.read_text(errors="replace").splitlines():
-        if line.startswith(("ob=", "cob=")):
-            m = re.match(r"c?ob=\((\d+)\)(?: (.*))?", line)
-            if m and m.group(2):
-                names[m.group(1)] = m.group(2)
-            if line.startswith("ob="):
-                obj = names.get(m.group(1), line[3:]) if m else line[3:]
-            continue
-        if line.startswith("calls="):
-            skip_next = True  # the line after is the call's inclusive cost at the call site
-            continue
-        if not line or not (line[0] in "+-*" or line.startswith("0x")):
-            continue
-        fields = line.split()
-        pos = fields[0]
-        if pos.startswith("0x"):
-            addr = int(pos, 16)
-        elif pos[0] == "+":
-            addr += int(pos[1:], 16) if pos[1:].startswith("0x") else int(pos[1:])
-        elif pos[0] == "-":
-            addr -= int(pos[1:], 16) if pos[1:].startswith("0x") else int(pos[1:])
-        if skip_next:
-            skip_next = False
-            continue
-        ir = int(fields[1]) if len(fields) > 1 else 0
-        t = totals[Path(obj).name]
-        t[0] += ir
-        t[1].add(addr >> 6)
-        t[2].add(addr >> 12)
+    for dump in dumps:
+        names: dict[str, str] = {}
+        obj = "?"
+        addr = 0
+        skip_next = False
+        for line in dump.read_text(errors="replace").splitlines():
+            if line.startswith(("ob=", "cob=")):
+                m = re.match(r"c?ob=\((\d+)\)(?: (.*))?", line)
+                if m and m.group(2):
+                    names[m.group(1)] = m.group(2)
+                if line.startswith("ob="):
+                    obj = names.get(m.group(1), line[3:]) if m else line[3:]
+                continue
+            if line.startswith("calls="):
+                skip_next = True  # the line after is the call's inclusive cost at the call site
+                continue
+            if not line or not (line[0] in "+-*" or line.startswith("0x")):
+                continue
+            fields = line.split()
+            pos = fields[0]
+            if pos.startswith("0x"):
+                addr = int(pos, 16)
+            elif pos[0] in "+-":
+                step = int(pos[1:], 16) if pos[1:].startswith("0x") else int(pos[1:])
+                addr += step if pos[0] == "+" else -step
+            if skip_next:
+                skip_next = False
+                continue
+            t = totals[Path(obj).name]
+            t[0] += int(fields[1]) if len(fields) > 1 else 0
+            t[1].add(addr >> 6)
+            t[2].add(addr >> 12)
     result = {k: (v[0], len(v[1]), len(v[2])) for k, v in totals.items()}
     return sum(v[0] for v in result.values()), result
 
@@ -137,15 +137,7 @@ def measure(cmd: list[str], port: int, work: Path, tag: str, warm: int, misses: 
     finally:
         proc.terminate()
         proc.wait(timeout=120)
-    dumps = sorted(work.glob(f"callgrind.{tag}.out*"))
-    total = 0
-    merged: dict[str, list[int]] = defaultdict(lambda: [0, 0, 0])
-    for d in dumps:  # one file unless something dumped early
-        t, per = footprint(d)
-        total += t
-        for k, v in per.items():
-            merged[k] = [a + b for a, b in zip(merged[k], v)]
-    return total, {k: tuple(v) for k, v in merged.items()}
+    return footprint(sorted(work.glob(f"callgrind.{tag}.out*")))
 
 
 def main() -> int:
@@ -169,22 +161,23 @@ def main() -> int:
         local_daemon.write_inputs(work)
         knot, upstream = forward_cost.start_knot(work)
         rows = {}
+        binaries = {}  # row -> the server's executable, whose object is "its own" code
         try:
             builds = {"dnsmoat": args.binary}
             if args.baseline:
                 builds[f"dnsmoat {args.baseline}"] = args.baseline
             for i, (name, binary) in enumerate(builds.items()):
                 port = local_daemon.free_port()
-                cfg = work / f"d{i}.toml"
-                cfg.write_text(f'[server]\nlisten = ["127.0.0.1:{port}"]\ncontrol_socket = ""\n'
-                               f'[upstream]\nservers = ["127.0.0.1:{upstream}"]\n'
-                               '[api]\nenabled = false\n[querylog]\nenabled = false\n')
+                cfg = local_daemon.write_config(work, f"d{i}", port, "enabled = false",
+                                                f"127.0.0.1:{upstream}")
+                binaries[name] = binary
                 rows[name] = measure([binary, "run", "--config", str(cfg)], port, work,
                                      f"d{i}", args.warm, args.misses, rng, asked)
             if not args.no_dnsdist:
                 port = local_daemon.free_port()
                 conf = paced_miss_peer.dnsdist_config(work, port, upstream)
                 binary = shutil.which("dnsdist") or "/usr/bin/dnsdist"
+                binaries["dnsdist"] = binary
                 rows["dnsdist"] = measure([binary, "--supervised", "--disable-syslog", "-C",
                                            str(conf)], port, work, "dnsdist", args.warm,
                                           args.misses, rng, asked)
@@ -201,8 +194,7 @@ def main() -> int:
     for name, (total, per) in rows.items():
         lines = sum(v[1] for v in per.values())
         pages = sum(v[2] for v in per.values())
-        own = max(per.items(), key=lambda kv: kv[1][1] if not kv[0].startswith(
-            ("libc", "libstdc", "ld-linux", "vgpreload")) else -1)[1]
+        own = per.get(Path(binaries[name]).name, (0, 0, 0))
         libc = next((v for k, v in per.items() if k.startswith("libc.so")), (0, 0, 0))
         cxx = next((v for k, v in per.items() if k.startswith("libstdc++")), (0, 0, 0))
         print(f"| {name} | {total / n:,.0f} | {lines:,} | {pages:,} | {own[1]:,} / {own[2]:,} | "
