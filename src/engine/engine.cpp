@@ -15,6 +15,7 @@
 #include "name_match.hpp"
 #include "query_edns.hpp"
 #include "rebinding.hpp"
+#include "reply_normalise.hpp"
 #include "responses.hpp"
 #include "special_names.hpp"
 
@@ -428,11 +429,12 @@ Decision Engine::answer_question(const wire::MessageView& view, const wire::Ques
 
 Decision Engine::complete(const Pending& pending, std::span<const std::uint8_t> reply,
                           std::span<std::uint8_t> out) {
-    const std::size_t n = normalise_reply(reply, pending.key, scratch_, rdata_buf_);
+    const NormalisedReply normalised = normalise_reply(reply, pending.key, scratch_, rdata_buf_);
+    const std::size_t n = normalised.size;
     if (n == 0 || n > out.size()) {
         return fail(pending, out);
     }
-    if (const filter::Verdict v = blocked_cname(pending, std::span(scratch_.data(), n));
+    if (const filter::Verdict v = blocked_cname(pending, normalised, std::span(scratch_.data(), n));
         v.action == filter::Action::blocked) {
         // Not cached: a cache hit is served without this check.
         ReplyTo to = reply_to(pending, options_.udp_payload_size);
@@ -443,7 +445,7 @@ Decision Engine::complete(const Pending& pending, std::span<const std::uint8_t> 
         d.verdict = v;
         return d;
     }
-    if (rebinding(pending, std::span(scratch_.data(), n))) {
+    if (rebinding(pending, normalised, std::span(scratch_.data(), n))) {
         // Not cached, like a CNAME-blocked answer: a cache hit is served without this check.
         return count(with_ede(
             respond(Outcome::blocked, write_empty(out, reply_to(pending, options_.udp_payload_size),
@@ -470,7 +472,8 @@ void Engine::refresh(const Pending& pending, std::span<const std::uint8_t> reply
     if (!cache_) {
         return;
     }
-    const std::size_t n = normalise_reply(reply, pending.key, scratch_, rdata_buf_);
+    const NormalisedReply normalised = normalise_reply(reply, pending.key, scratch_, rdata_buf_);
+    const std::size_t n = normalised.size;
     if (n == 0) {
         // No usable reply: the entry keeps its answer until it expires (then a miss asks again)
         // or, expired and served optimistically, until its next refresh is due.
@@ -479,8 +482,8 @@ void Engine::refresh(const Pending& pending, std::span<const std::uint8_t> reply
     const std::span<const std::uint8_t> answer(scratch_.data(), n);
     // complete() would block such an answer instead of storing it. The old entry goes too, so
     // that the next query's miss gets the blocked answer instead of the stale one.
-    if (blocked_cname(pending, answer).action == filter::Action::blocked ||
-        rebinding(pending, answer)) {
+    if (blocked_cname(pending, normalised, answer).action == filter::Action::blocked ||
+        rebinding(pending, normalised, answer)) {
         cache_->erase(pending.key);
         return;
     }
@@ -493,10 +496,10 @@ void Engine::refresh(const Pending& pending, std::span<const std::uint8_t> reply
     }
 }
 
-filter::Verdict Engine::blocked_cname(const Pending& pending,
+filter::Verdict Engine::blocked_cname(const Pending& pending, const NormalisedReply& normalised,
                                       std::span<const std::uint8_t> answer) {
-    if (!options_.blocking.cname_inspection || pending.verdict.action == filter::Action::allowed ||
-        blocking_paused(pending.group)) {
+    if (!normalised.has_cname || !options_.blocking.cname_inspection ||
+        pending.verdict.action == filter::Action::allowed || blocking_paused(pending.group)) {
         return {};
     }
     const std::shared_ptr<const filter::Snapshot>& snapshot = snapshot_reader_.current();
@@ -511,8 +514,9 @@ std::string_view Engine::ede_text_for(const filter::Snapshot& snapshot,
     return snapshot.lists()[verdict.list].spec.name;
 }
 
-bool Engine::rebinding(const Pending& pending, std::span<const std::uint8_t> answer) const {
-    if (!options_.rebind_protection || pending.route != 0) {
+bool Engine::rebinding(const Pending& pending, const NormalisedReply& normalised,
+                       std::span<const std::uint8_t> answer) const {
+    if (!normalised.has_address || !options_.rebind_protection || pending.route != 0) {
         return false;  // conditional routes lead to the home's own names and addresses
     }
     if (std::any_of(options_.rebind_allowed.begin(), options_.rebind_allowed.end(),

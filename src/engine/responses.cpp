@@ -344,49 +344,4 @@ std::size_t finish_for_client(std::span<std::uint8_t> out, std::size_t size, con
     return done->size();
 }
 
-std::size_t normalise_reply(std::span<const std::uint8_t> reply, const cache::CacheKey& key,
-                            std::vector<std::uint8_t>& scratch,
-                            std::vector<std::uint8_t>& rdata) noexcept {
-    auto view = wire::MessageView::parse(reply);
-    if (!view || !view->header().qr() || view->header().qdcount != 1) {
-        return 0;
-    }
-    scratch.resize(wire::kMaxMessageSize);
-    rdata.resize(wire::kMaxMessageSize);
-    wire::MessageBuilder b(std::span<std::uint8_t>(scratch), wire::kMaxMessageSize);
-    const Header& up = view->header();
-    b.header().id = 0;
-    // Not the upstream's AA: we answer from what it said or from the cache, and are no authority
-    // for the name (RFC 1035 §4.1.1); unbound clears it too. The upstream's AD stays.
-    b.header().flags = static_cast<std::uint16_t>(Header::kQr | Header::kRa | Header::kRd |
-                                                  (up.flags & Header::kAd));
-    b.set_rcode(static_cast<wire::Rcode>(up.rcode_low()));
-    if (!b.add_question(key.name(), static_cast<wire::RrType>(key.qtype()),
-                        static_cast<wire::RrClass>(key.qclass()))) {
-        return 0;
-    }
-    // NOLINTNEXTLINE(cppcoreguidelines-pro-type-member-init): copy_to() writes what is read
-    std::array<std::uint8_t, wire::kMaxNameLength> owner;
-    auto records = view->records();
-    for (const wire::RecordView& rr : records) {
-        if (rr.type == wire::RrType::opt) {
-            continue;
-        }
-        const std::size_t owner_length = rr.owner.copy_to(owner.data());
-        auto n = wire::decompress_rdata(rr, rdata);
-        if (!n) {
-            return 0;
-        }
-        if (!b.add_record(rr.section, std::span(owner.data(), owner_length), rr.type, rr.rclass,
-                          rr.ttl, std::span(rdata.data(), *n))) {
-            return 0;
-        }
-    }
-    if (records.error()) {
-        return 0;
-    }
-    auto done = b.finish();
-    return done ? done->size() : 0;
-}
-
 }  // namespace moat::engine

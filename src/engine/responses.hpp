@@ -87,12 +87,4 @@ std::size_t finish_for_client(std::span<std::uint8_t> out, std::size_t size, con
                               ExtendedError ede, std::vector<std::uint8_t>& scratch,
                               std::vector<std::uint8_t>& rdata) noexcept;
 
-/// Rebuilds `reply` (a parsed-later upstream answer) into the canonical stored form in
-/// `scratch`: ID 0, our flags (the upstream's AD, never its AA), the lower-cased question of `key`,
-/// every record but OPT, names compressed afresh. Returns its size, or 0 when the reply does not
-/// parse.
-std::size_t normalise_reply(std::span<const std::uint8_t> reply, const cache::CacheKey& key,
-                            std::vector<std::uint8_t>& scratch,
-                            std::vector<std::uint8_t>& rdata) noexcept;
-
 }  // namespace moat::engine

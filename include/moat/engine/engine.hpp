@@ -46,9 +46,10 @@
 
 namespace moat::engine {
 
-struct ReplyTo;      // src/engine/responses.hpp
-class SpecialNames;  // src/engine/special_names.hpp
-class Groups;        // src/engine/groups.hpp
+struct ReplyTo;          // src/engine/responses.hpp
+struct NormalisedReply;  // src/engine/reply_normalise.hpp
+class SpecialNames;      // src/engine/special_names.hpp
+class Groups;            // src/engine/groups.hpp
 
 enum class Action : std::uint8_t {
     respond,  ///< send the `size` octets at the start of `out`
@@ -157,12 +158,15 @@ private:
     /// The EXTRA-TEXT of a blocked answer's EDE: the list's name, if configured so.
     [[nodiscard]] std::string_view ede_text_for(const filter::Snapshot& snapshot,
                                                 const filter::Verdict& verdict) const noexcept;
-    /// The blocklist rule that blocks a CNAME target in `answer` (to `pending`), when CNAME
-    /// inspection is on and the query was not allowed by a rule; action none otherwise.
+    /// The blocklist rule that blocks a CNAME target in `answer` (to `pending`, `normalised`
+    /// from it), when CNAME inspection is on and the query was not allowed by a rule; action
+    /// none otherwise.
     [[nodiscard]] filter::Verdict blocked_cname(const Pending& pending,
+                                                const NormalisedReply& normalised,
                                                 std::span<const std::uint8_t> answer);
-    /// DNS-rebinding protection says `answer` (to `pending`) must not reach the client.
-    [[nodiscard]] bool rebinding(const Pending& pending,
+    /// DNS-rebinding protection says `answer` (to `pending`, `normalised` from it) must not
+    /// reach the client.
+    [[nodiscard]] bool rebinding(const Pending& pending, const NormalisedReply& normalised,
                                  std::span<const std::uint8_t> answer) const;
     [[nodiscard]] std::size_t route_of(std::span<const std::uint8_t> lower_qname) const noexcept;
     /// True when `lower_qname` is in a reverse zone of private, loopback or link-local addresses.
