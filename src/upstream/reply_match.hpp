@@ -17,7 +17,8 @@ enum class ReplyCheck : std::uint8_t {
 
 [[nodiscard]] const char* to_text(ReplyCheck check) noexcept;
 
-/// `query` is the query as sent (with `id`); `reply` what came back.
+/// `query` is the query as we wrote and sent it (one question, its name uncompressed); `reply`
+/// what came back.
 [[nodiscard]] ReplyCheck check_reply(std::span<const std::uint8_t> query,
                                      std::span<const std::uint8_t> reply) noexcept;
 

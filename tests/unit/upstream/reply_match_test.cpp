@@ -128,6 +128,29 @@ TEST(CheckReply, UnparsableQueryIsMalformed) {
     EXPECT_EQ(check_reply(garbage, make_reply(query())), ReplyCheck::malformed);
 }
 
+TEST(CheckReply, AQueryWeCouldNotHaveWrittenIsMalformed) {
+    // check_reply reads the sent question without a parse: one question, its name uncompressed.
+    const std::vector<std::uint8_t>& good = query();
+    ASSERT_EQ(check_reply(good, make_reply(good)), ReplyCheck::accept);
+    const std::vector<std::uint8_t> reply = make_reply(good);
+
+    std::vector<std::uint8_t> no_question = good;
+    no_question[5] = 0;
+    std::vector<std::uint8_t> two_questions = good;
+    two_questions[5] = 2;
+    std::vector<std::uint8_t> pointer_name = good;
+    pointer_name[wire::kHeaderSize] = 0xC0;
+    std::vector<std::uint8_t> cut_in_name(good.begin(), good.begin() + wire::kHeaderSize + 3);
+    std::vector<std::uint8_t> cut_in_class = good;
+    // The question ends 4 octets after the name's root label; an OPT may follow it.
+    cut_in_class.resize(wire::kHeaderSize + 17 + 3);  // "www.example.com" is 17 octets
+    for (const auto* sent :
+         {&no_question, &two_questions, &pointer_name, &cut_in_name, &cut_in_class}) {
+        EXPECT_EQ(check_reply(*sent, reply), ReplyCheck::malformed)
+            << "query of " << sent->size() << " octets";
+    }
+}
+
 TEST(CheckReply, EveryCheckHasItsOwnText) {
     std::set<std::string> texts;
     for (const ReplyCheck c :
