@@ -1,5 +1,6 @@
 #include "moat/upstream/datagram_batch.hpp"
 
+#include <algorithm>
 #include <cerrno>
 #include <cstring>
 
@@ -12,11 +13,8 @@ DatagramBatch::DatagramBatch(std::size_t slots, std::size_t slot_bytes)
       bytes_(slots * slot_bytes),
       messages_(slots),
       vectors_(slots),
-      sources_(slots) {}
-
-std::size_t DatagramBatch::receive(int fd, std::string_view who) {
-    for (std::size_t i = 0; i < messages_.size(); ++i) {
-        // Reset every time: the kernel overwrites the name length and flags of each message.
+      sources_(slots) {
+    for (std::size_t i = 0; i < slots; ++i) {
         vectors_[i] = {bytes_.data() + i * slot_bytes_, slot_bytes_};
         msghdr& h = messages_[i].msg_hdr;
         h = {};
@@ -24,10 +22,21 @@ std::size_t DatagramBatch::receive(int fd, std::string_view who) {
         h.msg_namelen = sizeof(sockaddr_storage);
         h.msg_iov = &vectors_[i];
         h.msg_iovlen = 1;
-        messages_[i].msg_len = 0;
+    }
+}
+
+std::size_t DatagramBatch::receive(int fd, std::string_view who) {
+    // The kernel writes the sender's length, the flags and the length back into each message it
+    // fills, and into none after: only the sender's length of those needs setting again. (The one
+    // after the last filled is set too, in case a failed read left it half written.) Setting up
+    // every slot instead cost about 900 instructions per forwarded query, 48 slots of which one
+    // or two were filled.
+    for (std::size_t i = 0; i < written_; ++i) {
+        messages_[i].msg_hdr.msg_namelen = sizeof(sockaddr_storage);
     }
     const int got = ::recvmmsg(fd, messages_.data(), static_cast<unsigned>(messages_.size()),
                                MSG_DONTWAIT, nullptr);
+    written_ = std::min(static_cast<std::size_t>(std::max(got, 0)) + 1, messages_.size());
     if (got < 0) {
         emptied_ = errno == EAGAIN || errno == EWOULDBLOCK;
         if (!emptied_ && errno != EINTR) {

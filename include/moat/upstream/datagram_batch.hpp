@@ -24,6 +24,13 @@ public:
     /// `slots` datagrams of at most `slot_bytes` each; a longer one arrives cut (truncated()).
     /// Only the pages datagrams touch become resident.
     DatagramBatch(std::size_t slots, std::size_t slot_bytes);
+    // The message headers point into the batch's own vectors: a copy would read into the
+    // original's. A move keeps the vectors' storage, and with it the pointers.
+    DatagramBatch(const DatagramBatch&) = delete;
+    DatagramBatch& operator=(const DatagramBatch&) = delete;
+    DatagramBatch(DatagramBatch&&) noexcept = default;
+    DatagramBatch& operator=(DatagramBatch&&) noexcept = default;
+    ~DatagramBatch() = default;
 
     /// Reads up to slots() datagrams from the non-blocking socket `fd`: how many arrived, 0 when
     /// none was waiting or on an error (logged at debug level, prefixed with `who`).
@@ -58,6 +65,7 @@ private:
     std::vector<mmsghdr> messages_;
     std::vector<iovec> vectors_;
     std::vector<sockaddr_storage> sources_;
+    std::size_t written_ = 0;  ///< messages the last receive() may have written into
     bool emptied_ = false;
 };
 
