@@ -19,6 +19,12 @@ Options corrected(Options options) noexcept {
     return options;
 }
 
+/// Per thread and reused: preparing takes nothing from the heap once its vectors have grown.
+PreparedAnswer& prepared_of_this_thread() {
+    thread_local PreparedAnswer prepared;
+    return prepared;
+}
+
 }  // namespace
 
 Cache::Cache(const Clock& clock, const Options& options)
@@ -54,9 +60,19 @@ void Cache::prefetch_entry(const CacheKey& key) const noexcept {
 
 tl::expected<void, Errc> Cache::insert(const CacheKey& key, std::span<const std::uint8_t> answer) {
     Shard& shard = shard_for(key.hash());
-    // Per thread and reused: preparing takes nothing from the heap once its vectors have grown.
-    thread_local PreparedAnswer prepared;
+    PreparedAnswer& prepared = prepared_of_this_thread();
     if (auto ok = prepare_answer(key, answer, options_, prepared); !ok) {
+        shard.count_rejected();
+        return tl::unexpected(ok.error());
+    }
+    return shard.insert(key, prepared);
+}
+
+tl::expected<void, Errc> Cache::insert(const CacheKey& key, std::span<const std::uint8_t> answer,
+                                       const RecordWalk& walk) {
+    Shard& shard = shard_for(key.hash());
+    PreparedAnswer& prepared = prepared_of_this_thread();
+    if (auto ok = prepare_walked_answer(key, answer, walk, options_, prepared); !ok) {
         shard.count_rejected();
         return tl::unexpected(ok.error());
     }

@@ -429,7 +429,8 @@ Decision Engine::answer_question(const wire::MessageView& view, const wire::Ques
 
 Decision Engine::complete(const Pending& pending, std::span<const std::uint8_t> reply,
                           std::span<std::uint8_t> out) {
-    const NormalisedReply normalised = normalise_reply(reply, pending.key, scratch_, rdata_buf_);
+    const NormalisedReply normalised =
+        normalise_reply(reply, pending.key, scratch_, rdata_buf_, &answer_walk_);
     const std::size_t n = normalised.size;
     if (n == 0 || n > out.size()) {
         return fail(pending, out);
@@ -453,7 +454,7 @@ Decision Engine::complete(const Pending& pending, std::span<const std::uint8_t> 
             ExtendedError::filtered));
     }
     if (cache_) {
-        (void)cache_->insert(pending.key, std::span(scratch_.data(), n));  // Errc: not cacheable
+        (void)insert(pending.key, normalised);  // Errc: not cacheable
     }
     std::memcpy(out.data(), scratch_.data(), n);
     store_u16(out.data(), pending.client_id);
@@ -472,7 +473,8 @@ void Engine::refresh(const Pending& pending, std::span<const std::uint8_t> reply
     if (!cache_) {
         return;
     }
-    const NormalisedReply normalised = normalise_reply(reply, pending.key, scratch_, rdata_buf_);
+    const NormalisedReply normalised =
+        normalise_reply(reply, pending.key, scratch_, rdata_buf_, &answer_walk_);
     const std::size_t n = normalised.size;
     if (n == 0) {
         // No usable reply: the entry keeps its answer until it expires (then a miss asks again)
@@ -487,13 +489,20 @@ void Engine::refresh(const Pending& pending, std::span<const std::uint8_t> reply
         cache_->erase(pending.key);
         return;
     }
-    if (auto stored = cache_->insert(pending.key, answer);
+    if (auto stored = insert(pending.key, normalised);
         !stored && stored.error() != cache::Errc::uncacheable_rcode) {
         // A real answer the cache cannot keep (a zero TTL, a negative answer without its SOA,
         // truncated, too large) replaces what the entry says: the next query asks upstream.
         // A SERVFAIL or REFUSED is the upstream failing, and the old answer stays (RFC 8767).
         cache_->erase(pending.key);
     }
+}
+
+tl::expected<void, cache::Errc> Engine::insert(const cache::CacheKey& key,
+                                               const NormalisedReply& normalised) {
+    const std::span<const std::uint8_t> answer(scratch_.data(), normalised.size);
+    return normalised.walked ? cache_->insert(key, answer, answer_walk_)
+                             : cache_->insert(key, answer);
 }
 
 filter::Verdict Engine::blocked_cname(const Pending& pending, const NormalisedReply& normalised,

@@ -51,8 +51,8 @@ bool question_is_keys(const wire::MessageView& view, const cache::CacheKey& key)
 }  // namespace
 
 NormalisedReply copy_reply(const wire::MessageView& view, const cache::CacheKey& key,
-                           std::vector<std::uint8_t>& scratch,
-                           std::vector<std::uint8_t>& rdata) noexcept {
+                           std::vector<std::uint8_t>& scratch, std::vector<std::uint8_t>& rdata,
+                           cache::RecordWalk* walk) {
     if (!question_is_keys(view, key)) {
         return {};
     }
@@ -61,6 +61,9 @@ NormalisedReply copy_reply(const wire::MessageView& view, const cache::CacheKey&
     std::size_t end = view.answer_offset();  // of the last record kept
     bool opt_seen = false;
     rdata.resize(wire::kMaxMessageSize);
+    if (walk != nullptr) {
+        walk->clear();
+    }
     auto records = view.records();
     for (const wire::RecordView& rr : records) {
         if (opt_seen) {
@@ -82,6 +85,11 @@ NormalisedReply copy_reply(const wire::MessageView& view, const cache::CacheKey&
             return {};
         }
         note(rr, out);
+        if (walk != nullptr) {
+            // The copy keeps every record at its offset. An SOA that does not read leaves the
+            // walk malformed: the client still gets the answer, the cache refuses it.
+            (void)walk->add(rr, records.suffix_cache());
+        }
         end = static_cast<std::size_t>(rr.rdata_offset) + rr.rdata_length;
     }
     if (records.error()) {
@@ -98,6 +106,7 @@ NormalisedReply copy_reply(const wire::MessageView& view, const cache::CacheKey&
     // the rebuild's compression makes them.
     std::memcpy(scratch.data() + wire::kHeaderSize, key.name().data(), key.name().size());
     out.size = end;
+    out.walked = walk != nullptr;
     return out;
 }
 
@@ -146,12 +155,12 @@ NormalisedReply rebuild_reply(const wire::MessageView& view, const cache::CacheK
 
 NormalisedReply normalise_reply(std::span<const std::uint8_t> reply, const cache::CacheKey& key,
                                 std::vector<std::uint8_t>& scratch,
-                                std::vector<std::uint8_t>& rdata) noexcept {
+                                std::vector<std::uint8_t>& rdata, cache::RecordWalk* walk) {
     auto view = wire::MessageView::parse(reply);
     if (!view || !view->header().qr() || view->header().qdcount != 1) {
         return {};
     }
-    if (NormalisedReply copied = copy_reply(*view, key, scratch, rdata); copied.size != 0) {
+    if (NormalisedReply copied = copy_reply(*view, key, scratch, rdata, walk); copied.size != 0) {
         return copied;
     }
     return rebuild_reply(*view, key, scratch, rdata);

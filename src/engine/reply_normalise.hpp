@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "moat/cache/cache_key.hpp"
+#include "moat/cache/record_walk.hpp"
 #include "moat/wire/message_view.hpp"
 
 namespace moat::engine {
@@ -23,20 +24,23 @@ struct NormalisedReply {
     std::size_t size = 0;  ///< 0: the reply cannot be used
     bool has_cname = false;
     bool has_address = false;  ///< an A or AAAA record
+    bool walked = false;       ///< the records were noted in the caller's cache::RecordWalk
 };
 
 /// The stored form of `reply` in `scratch`, copied or rebuilt. `rdata` is a reusable buffer.
-/// Size 0 when the reply does not parse or is no answer to one question.
+/// Size 0 when the reply does not parse or is no answer to one question. A copy notes its
+/// records in `walk` (when given) for cache::Cache::insert, and says so (`walked`).
 NormalisedReply normalise_reply(std::span<const std::uint8_t> reply, const cache::CacheKey& key,
                                 std::vector<std::uint8_t>& scratch,
-                                std::vector<std::uint8_t>& rdata) noexcept;
+                                std::vector<std::uint8_t>& rdata,
+                                cache::RecordWalk* walk = nullptr);
 
 /// The copy alone: size 0 when `view` (of an answer to one question) is not the stored form but
 /// for its header, question case and a last OPT record. For the tests, which compare it with
 /// the rebuild.
 NormalisedReply copy_reply(const wire::MessageView& view, const cache::CacheKey& key,
-                           std::vector<std::uint8_t>& scratch,
-                           std::vector<std::uint8_t>& rdata) noexcept;
+                           std::vector<std::uint8_t>& scratch, std::vector<std::uint8_t>& rdata,
+                           cache::RecordWalk* walk = nullptr);
 
 /// The rebuild alone: every record but OPT written afresh, names compressed by our builder.
 NormalisedReply rebuild_reply(const wire::MessageView& view, const cache::CacheKey& key,

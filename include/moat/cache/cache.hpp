@@ -27,6 +27,7 @@
 #include "moat/cache/cache_error.hpp"
 #include "moat/cache/cache_key.hpp"
 #include "moat/cache/options.hpp"
+#include "moat/cache/record_walk.hpp"
 #include "moat/cache/stats.hpp"
 #include "moat/core/clock.hpp"
 
@@ -93,6 +94,10 @@ public:
     /// Stores `answer` (an upstream response to the query `key` was made from), replacing any
     /// entry for the key. The error says why it was not stored; nothing changes then.
     tl::expected<void, Errc> insert(const CacheKey& key, std::span<const std::uint8_t> answer);
+    /// The same for an answer whose records the caller has walked into `walk`, at the offsets
+    /// they have in `answer`: its header and question are checked, its records not parsed again.
+    tl::expected<void, Errc> insert(const CacheKey& key, std::span<const std::uint8_t> answer,
+                                    const RecordWalk& walk);
 
     /// Drops the entry for `key`, if any: an upstream's new answer to it that must not be
     /// served (Engine::refresh) leaves no expired one to be served instead.

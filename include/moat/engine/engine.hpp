@@ -158,6 +158,9 @@ private:
     /// The EXTRA-TEXT of a blocked answer's EDE: the list's name, if configured so.
     [[nodiscard]] std::string_view ede_text_for(const filter::Snapshot& snapshot,
                                                 const filter::Verdict& verdict) const noexcept;
+    /// Stores the normalised answer in scratch_, with the walk of its records when it has one.
+    tl::expected<void, cache::Errc> insert(const cache::CacheKey& key,
+                                           const NormalisedReply& normalised);
     /// The blocklist rule that blocks a CNAME target in `answer` (to `pending`, `normalised`
     /// from it), when CNAME inspection is on and the query was not allowed by a rule; action
     /// none otherwise.
@@ -185,6 +188,7 @@ private:
     std::unique_ptr<Groups> groups_;
     std::vector<std::uint8_t> scratch_;    ///< canonical answers and truncation rebuilds
     std::vector<std::uint8_t> rdata_buf_;  ///< decompressed RDATA of one record
+    cache::RecordWalk answer_walk_;        ///< the records of a copied upstream answer
     Stats stats_;
 };
 

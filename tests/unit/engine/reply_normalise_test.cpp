@@ -5,12 +5,16 @@
 
 #include <gtest/gtest.h>
 
+#include <chrono>
 #include <cstdint>
 #include <span>
 #include <string>
 #include <vector>
 
+#include "moat/cache/cache.hpp"
 #include "moat/cache/cache_key.hpp"
+#include "moat/cache/record_walk.hpp"
+#include "moat/core/clock.hpp"
 #include "moat/wire/header.hpp"
 #include "moat/wire/message_view.hpp"
 #include "moat/wire/validate.hpp"
@@ -248,8 +252,41 @@ TEST(ReplyNormalise, NotAnAnswerToOneQuestionIsRefused) {
     }
 }
 
+/// The copy's walk of `reply`'s records, handed to the cache, decides and serves as the cache's
+/// own parse of the copy does.
+void expect_walked_insert_as_parsed(const Bytes& reply, const cache::CacheKey& key) {
+    Bytes scratch;
+    Bytes rdata;
+    cache::RecordWalk walk;
+    const NormalisedReply n = normalise_reply(reply, key, scratch, rdata, &walk);
+    ASSERT_TRUE(n.walked);
+    const std::span<const std::uint8_t> answer(scratch.data(), n.size);
+    ManualClock clock;
+    cache::Cache walked(clock);
+    cache::Cache parsed(clock);
+    const auto a = walked.insert(key, answer, walk);
+    const auto b = parsed.insert(key, answer);
+    ASSERT_EQ(a.has_value(), b.has_value());
+    if (!b) {
+        EXPECT_EQ(a.error(), b.error());
+        return;
+    }
+    clock.advance(std::chrono::seconds{1});
+    Bytes out_a(wire::kMaxMessageSize);
+    Bytes out_b(wire::kMaxMessageSize);
+    const auto hit_a = walked.lookup(key, 1, out_a);
+    const auto hit_b = parsed.lookup(key, 1, out_b);
+    ASSERT_EQ(hit_a.has_value(), hit_b.has_value());
+    if (hit_b) {
+        out_a.resize(hit_a->size);
+        out_b.resize(hit_b->size);
+        EXPECT_EQ(out_a, out_b);
+    }
+}
+
 // Every well-formed response of the corpus with one question: where the copy is made it carries
-// what the rebuild carries; where it is declined, the response has an OPT record that is not its
+// what the rebuild carries, and its walk of the records serves the cache as the cache's own
+// parse does; where it is declined, the response has an OPT record that is not its
 // last record, or one not owned by a one-octet root.
 TEST(ReplyNormalise, CopyCarriesWhatTheRebuildCarriesOverTheCorpus) {
     MOAT_SHARED_PATH_OR_SKIP(dir, "data/wire");
@@ -296,6 +333,7 @@ TEST(ReplyNormalise, CopyCarriesWhatTheRebuildCarriesOverTheCorpus) {
             EXPECT_EQ(b.copied.has_address, b.rebuilt.has_address);
             const Bytes lower(key.name().begin(), key.name().end());
             EXPECT_TRUE(std::equal(lower.begin(), lower.end(), b.copy.begin() + wire::kHeaderSize));
+            expect_walked_insert_as_parsed(m.bytes, key);
         }
     }
     std::printf("corpus responses: %zu copied, %zu rebuilt\n", copied, declined);
