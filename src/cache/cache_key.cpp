@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <cstring>
 
+#include "moat/core/ascii.hpp"
+#include "moat/core/bytes.hpp"
 #include "moat/core/mix.hpp"
 
 namespace moat::cache {
@@ -40,6 +42,15 @@ void CacheKey::echo_from(const wire::MessageView& query) noexcept {
     if (bytes.size() >= wire::kHeaderSize + name_length_) {
         echo_ = bytes.subspan(wire::kHeaderSize, name_length_);
     }
+}
+
+bool CacheKey::is_question_of(std::span<const std::uint8_t> message) const noexcept {
+    // ASCII case folding leaves the label lengths (below 64) alone.
+    const std::size_t type_at = wire::kHeaderSize + name_length_;
+    return message.size() >= type_at + 4 &&
+           ascii_iequal(message.data() + wire::kHeaderSize, name_.data(), name_length_) &&
+           load_u16(message.data() + type_at) == qtype_ &&
+           load_u16(message.data() + type_at + 2) == qclass_;
 }
 
 CacheKey CacheKey::make(wire::NameView qname, std::uint16_t qtype, std::uint16_t qclass,

@@ -3,7 +3,6 @@
 #include <algorithm>
 #include <cstddef>
 
-#include "moat/core/ascii.hpp"
 #include "moat/core/bytes.hpp"
 #include "moat/wire/header.hpp"
 #include "moat/wire/message_view.hpp"
@@ -13,9 +12,7 @@ namespace moat::cache {
 
 namespace {
 
-/// The header and question checks, on the octets: the question's name is never compressed (a
-/// pointer at offset 12 could only point forward), so it compares directly, and ASCII case
-/// folding leaves its label lengths (below 64) alone.
+/// The header and question checks, on the octets.
 tl::expected<void, Errc> check_header(const CacheKey& key, std::span<const std::uint8_t> answer) {
     if (answer.size() < wire::kHeaderSize) {
         return tl::unexpected(Errc::malformed);
@@ -31,12 +28,7 @@ tl::expected<void, Errc> check_header(const CacheKey& key, std::span<const std::
     if (rcode != wire::Rcode::noerror && rcode != wire::Rcode::nxdomain) {
         return tl::unexpected(Errc::uncacheable_rcode);
     }
-    const std::span<const std::uint8_t> name = key.name();
-    const std::size_t type_at = wire::kHeaderSize + name.size();
-    if (header.qdcount != 1 || answer.size() < type_at + 4 ||
-        !ascii_iequal(answer.data() + wire::kHeaderSize, name.data(), name.size()) ||
-        load_u16(answer.data() + type_at) != key.qtype() ||
-        load_u16(answer.data() + type_at + 2) != key.qclass()) {
+    if (header.qdcount != 1 || !key.is_question_of(answer)) {
         return tl::unexpected(Errc::question_mismatch);
     }
     return {};

@@ -3,8 +3,6 @@
 #include <array>
 #include <cstring>
 
-#include "moat/core/ascii.hpp"
-#include "moat/core/bytes.hpp"
 #include "moat/wire/header.hpp"
 #include "moat/wire/message_builder.hpp"
 #include "moat/wire/record.hpp"
@@ -35,17 +33,11 @@ void note(const wire::RecordView& rr, NormalisedReply& out) noexcept {
         out.has_address || rr.type == wire::RrType::a || rr.type == wire::RrType::aaaa;
 }
 
-/// True when the question of `view` is the key's, spelt the same but for case. The question
-/// name is never compressed (a pointer at offset 12 could only point forward), so its octets
-/// compare directly; ASCII case folding leaves the label lengths (below 64) alone.
+/// True when `view` (one question) asks the key's question, in any letter case, and nothing
+/// else: its records start right after it.
 bool question_is_keys(const wire::MessageView& view, const cache::CacheKey& key) noexcept {
-    const std::span<const std::uint8_t> msg = view.bytes();
-    const std::span<const std::uint8_t> name = key.name();
-    const std::size_t type_at = wire::kHeaderSize + name.size();
-    return view.answer_offset() == type_at + 4 &&
-           ascii_iequal(msg.data() + wire::kHeaderSize, name.data(), name.size()) &&
-           load_u16(msg.data() + type_at) == key.qtype() &&
-           load_u16(msg.data() + type_at + 2) == key.qclass();
+    return view.answer_offset() == wire::kHeaderSize + key.name().size() + 4 &&
+           key.is_question_of(view.bytes());
 }
 
 }  // namespace

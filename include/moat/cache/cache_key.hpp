@@ -67,6 +67,11 @@ public:
     /// Which upstreams the answer came from: 0 the default ones, else a client group's own
     /// (their answers may differ, e.g. a family-safe resolver), so groups never share entries.
     [[nodiscard]] std::uint8_t partition() const noexcept { return partition_; }
+    /// True when the question at offset 12 of `message` (a whole DNS message) is this key's
+    /// name in any letter case, type and class. The first question's name is never compressed
+    /// (a pointer there could only point forward), so its octets compare directly; the caller
+    /// checks the question count.
+    [[nodiscard]] bool is_question_of(std::span<const std::uint8_t> message) const noexcept;
     /// This key in `partition` (hash recomputed).
     [[nodiscard]] CacheKey in_partition(std::uint8_t partition) const noexcept;
     [[nodiscard]] std::uint64_t hash() const noexcept { return hash_; }

@@ -213,6 +213,27 @@ TEST_F(CacheTest, KeyOfALoweredQuestionEqualsTheKeyOfTheQuestion) {
     }
 }
 
+TEST_F(CacheTest, IsQuestionOfReadsTheFirstQuestionInAnyLetterCase) {
+    const auto k = key("www.example.com");
+    EXPECT_TRUE(k.is_question_of(simple_answer("www.example.com")));
+    EXPECT_TRUE(k.is_question_of(simple_answer("WWW.Example.COM")));
+    EXPECT_FALSE(k.is_question_of(simple_answer("www.example.org")));
+    EXPECT_FALSE(k.is_question_of(simple_answer("ww.example.com")));
+    AnswerSpec other_type;
+    other_type.qtype = RrType::aaaa;
+    EXPECT_FALSE(k.is_question_of(build(other_type)));
+    AnswerSpec other_class;
+    other_class.qclass = wire::RrClass::ch;
+    EXPECT_FALSE(k.is_question_of(build(other_class)));
+    // Cut anywhere before the question's class ends: not the key's question, and no read past.
+    const std::vector<std::uint8_t> whole = simple_answer("www.example.com");
+    const std::size_t question_end = wire::kHeaderSize + k.name().size() + 4;
+    for (std::size_t n = 0; n < question_end; ++n) {
+        EXPECT_FALSE(k.is_question_of(std::span(whole).first(n))) << n;
+    }
+    EXPECT_TRUE(k.is_question_of(std::span(whole).first(question_end)));
+}
+
 TEST_F(CacheTest, DoBitTypeAndClassAreSeparateEntries) {
     Cache cache(clock_);
     ASSERT_TRUE(cache.insert(key("www.example.com"), simple_answer()));
