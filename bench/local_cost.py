@@ -18,6 +18,12 @@ same run.
 With --blocked the daemons also load a blocklist of 1,000,000 generated names, and dnsperf asks
 for 100,000 drawn from it (the shape of ../shared/bench/peers.sh's blocked file): queries whose
 blocklist reads miss the CPU's caches, where the local names' reads stay in them.
+
+With --cached the daemons forward to a knotd on 127.0.0.1 (bench/forward_cost.py's wildcard
+zone), load the same 1,000,000-name blocklist, and dnsperf asks for 1,000 names none of them
+blocks, each answered once before the first repetition: cache hits, the shape of
+../shared/bench/peers.sh's cached test. --no-list leaves the blocklist out, so the two runs
+show what checking a cached name against it costs.
 """
 
 import argparse
@@ -56,6 +62,21 @@ def write_blocked_inputs(work: Path) -> tuple[Path, str]:
     queries = work / "blocked-queries"
     queries.write_text("".join(f"{rng.choice(ordered)} A\n" for _ in range(BLOCKED_QUERIES)))
     return queries, f'[[blocklists]]\nname = "generated"\npath = "{work / "blocklist.txt"}"\n'
+
+
+CACHED_NAMES = 1_000
+
+
+def write_cached_queries(work: Path) -> Path:
+    """dnsperf's file of CACHED_NAMES names under m.test (fixed seed), none of them blocked."""
+    rng = random.Random(5)
+    return forward_cost.write_miss_names(work / "cached-queries", CACHED_NAMES, rng, prefix="c")
+
+
+def fill_cache(port: int, queries: Path) -> None:
+    """Asks every name of `queries` once, one at a time, so that the daemon caches each."""
+    subprocess.run(["dnsperf", "-s", "127.0.0.1", "-p", str(port), "-d", str(queries),
+                    "-n", "1", "-c", "1", "-q", "1"], capture_output=True, timeout=120, check=True)
 
 
 def dnsperf(port: int, queries: Path, seconds: int) -> tuple[float, int]:
@@ -99,24 +120,44 @@ def main() -> int:
     ap.add_argument("--baseline", help="another dnsmoat binary, measured beside --binary")
     ap.add_argument("--blocked", action="store_true",
                     help="the daemons ask about names of a 1,000,000-name blocklist instead")
+    ap.add_argument("--cached", action="store_true",
+                    help="the daemons answer 1,000 names from their caches, beside a 1,000,000-name "
+                    "blocklist")
+    ap.add_argument("--no-list", action="store_true",
+                    help="with --cached: load no blocklist")
     args = ap.parse_args()
+    if args.no_list and not args.cached:
+        ap.error("--no-list goes with --cached")
+    if args.blocked and args.cached:
+        ap.error("--blocked and --cached ask different names: choose one")
     with tempfile.TemporaryDirectory(prefix="moat-localcost-") as tmp:
         work = Path(tmp)
         queries = local_daemon.write_inputs(work)
         extra_toml = ""
-        if args.blocked:
-            queries, extra_toml = write_blocked_inputs(work)
+        upstream = "127.0.0.1:9"  # the discard port: nothing is forwarded
+        knot = None
+        if args.blocked or args.cached:
+            blocked_queries, extra_toml = write_blocked_inputs(work)
+            queries = blocked_queries if args.blocked else write_cached_queries(work)
+            if args.no_list:
+                extra_toml = ""
+        if args.cached:
+            knot, knot_port = forward_cost.start_knot(work)
+            upstream = f"127.0.0.1:{knot_port}"
         responder = args.responder
         if responder.endswith(".c"):
             subprocess.run(["cc", "-O2", "-o", str(work / "echo_responder"), responder],
                            check=True)
             responder = str(work / "echo_responder")
         daemon, daemon_port = local_daemon.start(args.binary, work, "d", "enabled = false",
-                                                   extra_toml=extra_toml)
+                                                   upstream=upstream, extra_toml=extra_toml)
         baseline = None
         if args.baseline:
             baseline, baseline_port = local_daemon.start(args.baseline, work, "b", "enabled = false",
-                                                         extra_toml=extra_toml)
+                                                         upstream=upstream, extra_toml=extra_toml)
+        if args.cached:
+            for port in [daemon_port] + ([baseline_port] if baseline is not None else []):
+                fill_cache(port, queries)
         echo_port = local_daemon.free_port()
         echo = subprocess.Popen([responder, str(echo_port)], stderr=subprocess.DEVNULL)
         time.sleep(0.3)
@@ -133,6 +174,9 @@ def main() -> int:
             for proc in (daemon, echo) if baseline is None else (daemon, baseline, echo):
                 proc.terminate()
                 proc.wait(timeout=30)
+            if knot is not None:
+                knot.terminate()
+                knot.wait(timeout=10)
     return 0
 
 
