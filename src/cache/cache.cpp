@@ -50,13 +50,30 @@ tl::expected<Hit, Errc> Cache::lookup(const CacheKey& key, std::uint16_t id,
     return shard_for(key.hash()).lookup(key, id, out, mode, now);
 }
 
+tl::expected<Hit, Errc> Cache::lookup_if_passed(const CacheKey& key, std::uint16_t id,
+                                                std::span<std::uint8_t> out, LookupMode mode,
+                                                std::uint32_t mark) noexcept {
+    if (mark == 0) {
+        return tl::unexpected(Errc::unchecked);  // no snapshot vouches with 0
+    }
+    return shard_for(key.hash()).lookup(key, id, out, mode, clock_.now(), mark, true);
+}
+
+tl::expected<Hit, Errc> Cache::lookup_noting_pass(const CacheKey& key, std::uint16_t id,
+                                                  std::span<std::uint8_t> out, LookupMode mode,
+                                                  std::uint32_t mark) noexcept {
+    return shard_for(key.hash()).lookup(key, id, out, mode, clock_.now(), mark, false);
+}
+
 void Cache::prefetch(const CacheKey& key) const noexcept {
     shard_for(key.hash()).prefetch(key.hash());
 }
 
-void Cache::prefetch_entry(const CacheKey& key) const noexcept {
-    shard_for(key.hash()).prefetch_entry(key.hash());
+bool Cache::prefetch_entry(const CacheKey& key) const noexcept {
+    return shard_for(key.hash()).prefetch_entry(key.hash());
 }
+
+void Cache::note_miss(const CacheKey& key) noexcept { shard_for(key.hash()).note_miss(); }
 
 tl::expected<void, Errc> Cache::insert(const CacheKey& key, std::span<const std::uint8_t> answer) {
     Shard& shard = shard_for(key.hash());

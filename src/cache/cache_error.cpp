@@ -8,6 +8,7 @@ const char* reason(Errc code) noexcept {
     switch (code) {
         case Errc::miss: return "not in the cache";
         case Errc::no_space: return "buffer smaller than the cached answer";
+        case Errc::unchecked: return "cached, but not yet checked against this blocklist";
         case Errc::malformed: return "malformed answer";
         case Errc::not_a_response: return "not a response to a standard query";
         case Errc::question_mismatch: return "answer question does not match the key";

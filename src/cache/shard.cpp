@@ -60,17 +60,28 @@ bool KeyRefEqual::operator()(const KeyRef& a, const KeyRef& b) const noexcept {
 
 tl::expected<Hit, Errc> Shard::lookup(const CacheKey& key, std::uint16_t id,
                                       std::span<std::uint8_t> out, LookupMode mode,
-                                      Clock::time_point now) noexcept {
+                                      Clock::time_point now, std::uint32_t passed,
+                                      bool required) noexcept {
     const KeyRef probe = KeyRef::of(key);
     auto result = table_.with_shared([&](const Table& table) -> tl::expected<Hit, Errc> {
         const Entry* const found = table.index.find(probe);
         if (found == nullptr) {
             return tl::unexpected(Errc::miss);
         }
-        return serve(*found, key, id, out, mode, now);
+        if (required && found->passed_under.load(std::memory_order_relaxed) != passed) {
+            return tl::unexpected(Errc::unchecked);
+        }
+        auto hit = serve(*found, key, id, out, mode, now);
+        // Written only when it changes: later hits, on other threads too, keep the line shared.
+        if (hit && passed != 0 && found->passed_under.load(std::memory_order_relaxed) != passed) {
+            found->passed_under.store(passed, std::memory_order_relaxed);
+        }
+        return hit;
     });
     if (!result) {
-        misses_.fetch_add(1, std::memory_order_relaxed);
+        if (result.error() != Errc::unchecked) {
+            misses_.fetch_add(1, std::memory_order_relaxed);
+        }
     } else {
         (result->stale ? stale_hits_ : hits_).fetch_add(1, std::memory_order_relaxed);
         if (result->refresh) {
@@ -80,14 +91,16 @@ tl::expected<Hit, Errc> Shard::lookup(const CacheKey& key, std::uint16_t id,
     return result;
 }
 
-void Shard::prefetch_entry(std::uint64_t hash) const noexcept {
-    table_.with_shared([&](const Table& table) {
-        if (const std::uint8_t* const entry = table.index.candidate(hash); entry != nullptr) {
+bool Shard::prefetch_entry(std::uint64_t hash) const noexcept {
+    return table_.with_shared([&](const Table& table) {
+        const std::uint8_t* const entry = table.index.candidate(hash);
+        if (entry != nullptr) {
             // The header, the name after it and the start of the answer: a hit reads all three.
             __builtin_prefetch(entry);
             __builtin_prefetch(entry + kCacheLine);
             __builtin_prefetch(entry + 2 * kCacheLine);
         }
+        return entry != nullptr;
     });
 }
 

@@ -75,6 +75,10 @@ struct Entry {
     std::uint8_t name_length = 0;
     /// CLOCK reference bit: set by hits under the shared lock, cleared by the sweeping writer.
     mutable std::atomic<bool> referenced{false};
+    /// The blocklist snapshot that last passed this name, as Cache::lookup() was told
+    /// (`passed_under`); 0 when none has. Set by hits under the shared lock. In the header's
+    /// padding: the entry keeps its 64 octets.
+    mutable std::atomic<std::uint32_t> passed_under{0};
 
     struct Free {
         void operator()(Entry* entry) const noexcept;
@@ -113,9 +117,13 @@ public:
           max_bytes_(max_bytes),
           table_(std::in_place, max_bytes / kParkedShare) {}
 
+    /// Cache::lookup() and Cache::lookup_if_passed(): `passed` is the snapshot mark to record
+    /// on a hit, or with `required` the one the entry must already hold (else Errc::unchecked,
+    /// nothing written or counted).
     tl::expected<Hit, Errc> lookup(const CacheKey& key, std::uint16_t id,
                                    std::span<std::uint8_t> out, LookupMode mode,
-                                   Clock::time_point now) noexcept;
+                                   Clock::time_point now, std::uint32_t passed = 0,
+                                   bool required = false) noexcept;
     tl::expected<void, Errc> insert(const CacheKey& key, const PreparedAnswer& prepared);
     void count_rejected() noexcept { rejected_.fetch_add(1, std::memory_order_relaxed); }
     /// Prefetches the index slot of `hash` from the hints publish_gauges() leaves (no lock).
@@ -126,8 +134,10 @@ public:
             __builtin_prefetch(slots + slot * EntryIndex::kSlotBytes);
         }
     }
-    /// Under the shared lock, prefetches the first lines of the entry whose slot holds `hash`.
-    void prefetch_entry(std::uint64_t hash) const noexcept;
+    /// Under the shared lock, prefetches the first lines of the entry whose slot holds `hash`;
+    /// false when no slot does.
+    [[nodiscard]] bool prefetch_entry(std::uint64_t hash) const noexcept;
+    void note_miss() noexcept { misses_.fetch_add(1, std::memory_order_relaxed); }
     void erase(const CacheKey& key) noexcept;
     void flush() noexcept;
     /// Adds this shard's counters to `stats`.

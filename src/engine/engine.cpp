@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <array>
 #include <cstring>
+#include <optional>
 #include <string_view>
 
 #include "cname_inspection.hpp"
@@ -325,12 +326,30 @@ Decision Engine::answer_question(const wire::MessageView& view, const wire::Ques
     }
     // Second round: the directory words have arrived during the EDNS walk and the key's making;
     // the blocklist's keys and the cache's entry are fetched together, and the local tests run
-    // while they come (the keys were the one round left waiting, 2026-12-04).
+    // while they come (the keys were the one round left waiting, 2026-12-04). The probe comes
+    // first: a blocked or forwarded name's keys must not wait for the cache's slot.
     filter::MatchProbes probes;  // not zeroed: probe() sets what match_probed() reads
     snapshot->probe(hashes, probes);
-    if (cache_) {
-        cache_->prefetch_entry(key);
-    }
+    // False when no entry can hold the key: the cache is then not asked again.
+    bool cache_may_hold = cache_ && cache_->prefetch_entry(key);
+    bool miss_counted = false;
+    const bool paused = blocking_paused(group);
+    const filter::ListSelection* selection = paused ? nullptr : groups_->selection(group, snapshot);
+    // Lambdas: only a query the cache may answer evaluates them before the blocklist.
+    const auto aaaa_filtered = [&] { return g.filter_aaaa && q.qtype == wire::RrType::aaaa; };
+    const auto minimal_any = [&] {
+        return options_.minimal_any && q.qtype == wire::RrType::any &&
+               client.transport == Transport::udp;
+    };
+    // A name the cache holds an answer for, which this snapshot has passed before, needs no
+    // blocklist decision: the cache is asked first and answers from the entry alone, and the
+    // blocklist's keys are never compared. That is only so where the verdict is the snapshot's
+    // alone (every list counts, no pause) and nothing between the check and the cache would
+    // answer instead (AAAA filtered, a minimal ANY).
+    const auto snapshot_mark = static_cast<std::uint32_t>(snapshot->serial());
+    const bool cache_first = cache_may_hold && snapshot_mark != 0 && !paused &&
+                             selection == nullptr && !aaaa_filtered() && !minimal_any();
+    const std::uint32_t pass_mark = cache_first ? snapshot_mark : 0;
 
     // localhost and its subdomains never leave this host (RFC 6761 §6.3).
     if (is_under(lower.wire(), localhost_name().wire())) {
@@ -359,11 +378,24 @@ Decision Engine::answer_question(const wire::MessageView& view, const wire::Ques
         case SpecialAnswer::none: break;
     }
 
-    const bool paused = blocking_paused(group);
+    // Called only where the cache is asked (cache_ is set there).
+    const auto lookup_mode = [&] {
+        return cache_->options().optimistic ? cache::LookupMode::optimistic
+                                            : cache::LookupMode::fresh;
+    };
+    std::optional<cache::Hit> hit;
+    if (cache_first) {
+        if (auto found = cache_->lookup_if_passed(key, qh.id, out, lookup_mode(), pass_mark)) {
+            hit = *found;  // the verdict is none, as when the mark was noted
+        } else {
+            cache_may_hold = found.error() == cache::Errc::unchecked;
+            miss_counted = !cache_may_hold;
+        }
+    }
     const filter::Verdict verdict =
-        paused ? filter::Verdict{}
-               : snapshot->match_probed(lower.wire().data(), hashes, probes,
-                                        groups_->selection(group, snapshot), &regex_memo_);
+        hit || paused
+            ? filter::Verdict{}
+            : snapshot->match_probed(lower.wire().data(), hashes, probes, selection, &regex_memo_);
     if (verdict.action == filter::Action::blocked) {
         to.ede_text = ede_text_for(*snapshot, verdict);
         Decision d =
@@ -372,12 +404,10 @@ Decision Engine::answer_question(const wire::MessageView& view, const wire::Ques
         d.verdict = verdict;
         return d;
     }
-    if (g.filter_aaaa && q.qtype == wire::RrType::aaaa) {
+    if (aaaa_filtered()) {  // never with a hit: the cache was not asked first
         return respond(Outcome::local, write_empty(out, to, Rcode::noerror, true));
     }
-
-    if (options_.minimal_any && q.qtype == wire::RrType::any &&
-        client.transport == Transport::udp) {
+    if (minimal_any()) {
         return respond(Outcome::local,
                        write_local(out, to, minimal_any_records(), nullptr, kMinimalAnyTtl));
     }
@@ -399,24 +429,28 @@ Decision Engine::answer_question(const wire::MessageView& view, const wire::Ques
                             pending.upstream_query);
     };
 
-    if (cache_) {
-        const cache::LookupMode mode =
-            cache_->options().optimistic ? cache::LookupMode::optimistic : cache::LookupMode::fresh;
-        if (auto hit = cache_->lookup(key, qh.id, out, mode)) {
-            // An expired answer (optimistic mode) says so as serve-stale's does: EDE 3.
-            const ExtendedError ede =
-                hit->stale ? ExtendedError::stale_answer : ExtendedError::none;
-            const std::size_t size =
-                finish_for_client(out, hit->size, to, ede, scratch_, rdata_buf_);
-            Decision d = with_ede(
-                respond(hit->stale ? Outcome::stale : Outcome::cached, size, verdict), ede);
-            if (hit->refresh) {
-                // The same upstream query a miss would send; its answer replaces the entry.
-                prepare_forward(route_of(lower.wire()));
-                d.refresh = true;
-            }
-            return d;
+    if (!hit && cache_may_hold) {
+        // Only a name no rule matched is noted: an allow rule's verdict is the query log's to
+        // show, and the mark could not give it back.
+        const std::uint32_t noted = verdict.action == filter::Action::none ? pass_mark : 0;
+        if (auto found = cache_->lookup_noting_pass(key, qh.id, out, lookup_mode(), noted)) {
+            hit = *found;
         }
+    } else if (!hit && cache_ && !miss_counted) {
+        cache_->note_miss(key);
+    }
+    if (hit) {
+        // An expired answer (optimistic mode) says so as serve-stale's does: EDE 3.
+        const ExtendedError ede = hit->stale ? ExtendedError::stale_answer : ExtendedError::none;
+        const std::size_t size = finish_for_client(out, hit->size, to, ede, scratch_, rdata_buf_);
+        Decision d =
+            with_ede(respond(hit->stale ? Outcome::stale : Outcome::cached, size, verdict), ede);
+        if (hit->refresh) {
+            // The same upstream query a miss would send; its answer replaces the entry.
+            prepare_forward(route_of(lower.wire()));
+            d.refresh = true;
+        }
+        return d;
     }
 
     const std::size_t route = route_of(lower.wire());

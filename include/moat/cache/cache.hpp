@@ -79,6 +79,22 @@ public:
                                    std::span<std::uint8_t> out, Clock::time_point now,
                                    LookupMode mode = LookupMode::fresh) noexcept;
 
+    /// The blocklist check a hit can skip. An entry remembers the mark of the blocklist snapshot
+    /// that last passed its name (filter::Snapshot::serial(), truncated; 0 is no mark), as told
+    /// by lookup_noting_pass(). lookup_if_passed() serves it only when it holds `mark`, so that
+    /// a caller who has not yet run that snapshot on the name can answer without it; otherwise
+    /// Errc::unchecked (stored, but not passed by this snapshot: nothing written, nothing
+    /// counted) or a lookup()'s error. The mark says only "no rule of every list matched": a
+    /// caller that counts some lists, or found an allow rule, neither asks nor tells.
+    tl::expected<Hit, Errc> lookup_if_passed(const CacheKey& key, std::uint16_t id,
+                                             std::span<std::uint8_t> out, LookupMode mode,
+                                             std::uint32_t mark) noexcept;
+    /// lookup() by a caller whose blocklist snapshot `mark` has just passed the key's name: a
+    /// hit remembers the mark (none when 0).
+    tl::expected<Hit, Errc> lookup_noting_pass(const CacheKey& key, std::uint16_t id,
+                                               std::span<std::uint8_t> out, LookupMode mode,
+                                               std::uint32_t mark) noexcept;
+
     /// Asks the CPU to fetch the index slot where a lookup of `key` starts, so that its memory
     /// read overlaps the caller's other work (the engine runs the blocklist meanwhile). Takes no
     /// lock and reads nothing but two relaxed atomics: a slot array replaced since only makes
@@ -89,7 +105,12 @@ public:
     /// would wait for the entry) and asks the CPU to fetch the start of that entry, so that the
     /// entry's read overlaps the caller's other reads (the blocklist's keys) instead of
     /// following them. Costs a lock round trip; worth it only where the entry is likely cold.
-    void prefetch_entry(const CacheKey& key) const noexcept;
+    /// False when no slot holds the key's hash: a lookup now would miss, and the caller may
+    /// skip it and note_miss() instead.
+    [[nodiscard]] bool prefetch_entry(const CacheKey& key) const noexcept;
+    /// Counts a miss for `key` as a lookup would, for a caller that prefetch_entry() told the
+    /// key is absent.
+    void note_miss(const CacheKey& key) noexcept;
 
     /// Stores `answer` (an upstream response to the query `key` was made from), replacing any
     /// entry for the key. The error says why it was not stored; nothing changes then.

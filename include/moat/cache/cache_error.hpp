@@ -13,6 +13,7 @@ namespace moat::cache {
 enum class Errc : std::uint8_t {
     miss = 1,           ///< lookup: no entry, or it expired (and no stale answer was allowed)
     no_space,           ///< lookup: the caller's buffer is smaller than the stored answer
+    unchecked,          ///< lookup_if_passed: stored, but not yet passed by this blocklist
     malformed,          ///< insert: the answer does not parse (header, question or records)
     not_a_response,     ///< insert: QR clear or an opcode other than QUERY
     question_mismatch,  ///< insert: the answer's question is not the key's

@@ -25,6 +25,7 @@
 #include "moat/filter/name_hash.hpp"
 #include "moat/filter/name_hash_set.hpp"
 #include "moat/filter/regex_memo.hpp"
+#include "moat/filter/snapshot_serial.hpp"
 #include "moat/wire/name.hpp"
 
 namespace moat::filter {
@@ -120,6 +121,8 @@ public:
     [[nodiscard]] std::size_t regex_rules() const noexcept;
     /// Heap bytes held by the compiled structure (tables, regex programs estimated, list info).
     [[nodiscard]] std::size_t memory_bytes() const noexcept;
+    /// This snapshot's number, unique in the process (snapshot_serial.hpp).
+    [[nodiscard]] std::uint64_t serial() const noexcept { return serial_.value(); }
 
 private:
     friend class Compiler;
@@ -136,6 +139,7 @@ private:
     NameHashSet allow_subtree_;
     std::unique_ptr<RegexMatcher> block_regex_;
     std::unique_ptr<RegexMatcher> allow_regex_;
+    SnapshotSerial serial_;
 };
 
 }  // namespace moat::filter

@@ -7,6 +7,7 @@
 #include <array>
 #include <chrono>
 #include <cstdint>
+#include <string_view>
 #include <vector>
 
 #include "cache_fixtures.hpp"
@@ -425,11 +426,12 @@ TEST_F(CacheTest, PrefetchingCountsNothingAndChangesNothing) {
     // one leave every counter and every answer as they were.
     Cache cache(clock_);
     cache.prefetch(key("a.example"));
-    cache.prefetch_entry(key("a.example"));  // no slots yet
+    EXPECT_FALSE(cache.prefetch_entry(key("a.example"))) << "no slots yet";
     ASSERT_TRUE(cache.insert(key("a.example"), simple_answer("a.example", 300)));
     for (const char* name : {"a.example", "absent.example"}) {
         cache.prefetch(key(name));
-        cache.prefetch_entry(key(name));
+        // True only where an entry may hold the key: a lookup of the other would miss.
+        EXPECT_EQ(cache.prefetch_entry(key(name)), std::string_view(name) == "a.example");
     }
     const Stats before = cache.stats();
     EXPECT_EQ(before.hits, 0U);
@@ -438,6 +440,8 @@ TEST_F(CacheTest, PrefetchingCountsNothingAndChangesNothing) {
     EXPECT_TRUE(misses(cache, key("absent.example")));
     EXPECT_EQ(cache.stats().hits, 1U);
     EXPECT_EQ(cache.stats().misses, 1U);
+    cache.note_miss(key("absent.example"));  // the lookup a caller skipped on that answer
+    EXPECT_EQ(cache.stats().misses, 2U);
 }
 
 TEST_F(CacheTest, ByteBoundEvictsTheLeastRecentlyUsed) {

@@ -51,7 +51,7 @@ TEST(CacheConcurrency, ReadersSeeWholeAnswersWhileAWriterReplacesAndEvicts) {
             const auto id = static_cast<std::uint16_t>(100 + r);
             while (!stop.load(std::memory_order_relaxed)) {
                 cache.prefetch(hot);  // the engine's order: slot, entry, then the lookup
-                cache.prefetch_entry(hot);
+                (void)cache.prefetch_entry(hot);
                 const auto result = cache.lookup(hot, id, buffer);
                 if (!result) {
                     continue;  // evicted for a moment

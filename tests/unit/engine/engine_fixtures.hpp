@@ -12,6 +12,7 @@
 #include <span>
 #include <string>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 #include "moat/cache/cache.hpp"
@@ -64,6 +65,14 @@ inline Cidr cidr(IpAddress address, std::uint8_t prefix_length) { return {addres
 
 inline Client client_at(IpAddress address, Transport transport = Transport::udp) {
     return {address, 53000, transport};
+}
+
+/// A client group of `clients`, every list counting, nothing else set.
+inline GroupOptions group(std::string name, std::vector<Cidr> clients) {
+    GroupOptions g;
+    g.name = std::move(name);
+    g.clients = std::move(clients);
+    return g;
 }
 
 /// An ECS option (RFC 7871) for 192.0.2.0/24, encoded as (code, length, data).
@@ -323,6 +332,8 @@ public:
         return *engine_;
     }
     ManualClock& clock() { return clock_; }
+    /// The engine's cache (build() makes it), null without one.
+    [[nodiscard]] cache::Cache* cache() { return engine_ ? cache_.get() : nullptr; }
 
     /// decide() on raw bytes; the answer (if any) in last().
     Decision decide_raw(std::span<const std::uint8_t> query, std::optional<Client> from = {}) {

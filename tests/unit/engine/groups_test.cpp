@@ -15,6 +15,7 @@
 namespace moat::engine {
 namespace {
 
+using test::group;
 using test::Harness;
 using test::QuerySpec;
 using wire::RrType;
@@ -37,13 +38,6 @@ private:
     IpAddress ip_;
     MacAddress mac_;
 };
-
-GroupOptions group(std::string name, std::vector<Cidr> clients) {
-    GroupOptions g;
-    g.name = std::move(name);
-    g.clients = std::move(clients);
-    return g;
-}
 
 std::chrono::system_clock::time_point utc(int year, int month, int day, int hour, int minute) {
     std::tm tm{};

@@ -34,6 +34,33 @@ TEST(FilterPublisher, PublishSwapsAndReadersKeepTheirs) {
     EXPECT_EQ(p.current()->match_text("b.com").action, Action::blocked);
 }
 
+// Cache entries remember the serial of the snapshot that passed their name, so no two snapshots
+// may ever share one: not one built after another, not the two sides of a move.
+TEST(FilterPublisher, EverySnapshotHasASerialOfItsOwn) {
+    const auto a = snapshot_of("a.com\n");
+    const auto b = snapshot_of("a.com\n");
+    const Snapshot empty;
+    ASSERT_NE(a, nullptr);
+    ASSERT_NE(b, nullptr);
+    EXPECT_NE(a->serial(), 0U);
+    EXPECT_NE(a->serial(), b->serial()) << "the same rules, another snapshot";
+    EXPECT_NE(empty.serial(), a->serial());
+    EXPECT_NE(empty.serial(), b->serial());
+
+    Snapshot source;
+    const std::uint64_t taken = source.serial();
+    Snapshot moved(std::move(source));
+    EXPECT_EQ(moved.serial(), taken) << "a move keeps the snapshot's number";
+    // NOLINTNEXTLINE(bugprone-use-after-move): what a moved-from snapshot holds is the point
+    EXPECT_NE(source.serial(), taken) << "and the moved-from object gets another";
+    Snapshot assigned;
+    const std::uint64_t before = assigned.serial();
+    assigned = std::move(moved);
+    EXPECT_EQ(assigned.serial(), taken);
+    EXPECT_NE(moved.serial(), taken);  // NOLINT(bugprone-use-after-move): as above
+    EXPECT_NE(moved.serial(), before);
+}
+
 TEST(FilterPublisher, NullIsIgnored) {
     SnapshotPublisher p(snapshot_of("a.com\n"));
     EXPECT_EQ(p.publish(nullptr), nullptr);
