@@ -333,23 +333,6 @@ Decision Engine::answer_question(const wire::MessageView& view, const wire::Ques
     // False when no entry can hold the key: the cache is then not asked again.
     bool cache_may_hold = cache_ && cache_->prefetch_entry(key);
     bool miss_counted = false;
-    const bool paused = blocking_paused(group);
-    const filter::ListSelection* selection = paused ? nullptr : groups_->selection(group, snapshot);
-    // Lambdas: only a query the cache may answer evaluates them before the blocklist.
-    const auto aaaa_filtered = [&] { return g.filter_aaaa && q.qtype == wire::RrType::aaaa; };
-    const auto minimal_any = [&] {
-        return options_.minimal_any && q.qtype == wire::RrType::any &&
-               client.transport == Transport::udp;
-    };
-    // A name the cache holds an answer for, which this snapshot has passed before, needs no
-    // blocklist decision: the cache is asked first and answers from the entry alone, and the
-    // blocklist's keys are never compared. That is only so where the verdict is the snapshot's
-    // alone (every list counts, no pause) and nothing between the check and the cache would
-    // answer instead (AAAA filtered, a minimal ANY).
-    const auto snapshot_mark = static_cast<std::uint32_t>(snapshot->serial());
-    const bool cache_first = cache_may_hold && snapshot_mark != 0 && !paused &&
-                             selection == nullptr && !aaaa_filtered() && !minimal_any();
-    const std::uint32_t pass_mark = cache_first ? snapshot_mark : 0;
 
     // localhost and its subdomains never leave this host (RFC 6761 §6.3).
     if (is_under(lower.wire(), localhost_name().wire())) {
@@ -377,6 +360,24 @@ Decision Engine::answer_question(const wire::MessageView& view, const wire::Ques
             return respond(Outcome::local, write_empty(out, to, Rcode::noerror, true));
         case SpecialAnswer::none: break;
     }
+
+    const bool paused = blocking_paused(group);
+    const filter::ListSelection* selection = paused ? nullptr : groups_->selection(group, snapshot);
+    // Lambdas: only a query the cache may answer evaluates them before the blocklist.
+    const auto aaaa_filtered = [&] { return g.filter_aaaa && q.qtype == wire::RrType::aaaa; };
+    const auto minimal_any = [&] {
+        return options_.minimal_any && q.qtype == wire::RrType::any &&
+               client.transport == Transport::udp;
+    };
+    // A name the cache holds an answer for, which this snapshot has passed before, needs no
+    // blocklist decision: the cache is asked first and answers from the entry alone, and the
+    // blocklist's keys are never compared. That is only so where the verdict is the snapshot's
+    // alone (every list counts, no pause) and nothing between the check and the cache would
+    // answer instead (AAAA filtered, a minimal ANY).
+    const auto snapshot_mark = static_cast<std::uint32_t>(snapshot->serial());
+    const bool cache_first = cache_may_hold && snapshot_mark != 0 && !paused &&
+                             selection == nullptr && !aaaa_filtered() && !minimal_any();
+    const std::uint32_t pass_mark = cache_first ? snapshot_mark : 0;
 
     // Called only where the cache is asked (cache_ is set there).
     const auto lookup_mode = [&] {
