@@ -272,9 +272,11 @@ Explanation Engine::explain(const wire::Name& name, const Client& client) {
     const std::size_t group = groups_->group_of(client);
     e.group = groups_->group(group).name;
     e.snapshot = snapshots_.current();
-    const bool special = special_->classify(name.wire()) != SpecialAnswer::none;
-    if (is_under(name.wire(), localhost_name().wire()) || local_.find(name.wire()) != nullptr ||
-        special) {
+    filter::SuffixHashes hashes;
+    hashes.compute(name.wire().data());
+    if (special_->is_localhost(name.wire(), hashes) ||
+        local_.find(name.wire(), hashes.whole()) != nullptr ||
+        special_->classify(name.wire(), hashes) != SpecialAnswer::none) {
         e.local = true;  // the same order as answer_question(): local answers come first
         return e;
     }
@@ -334,8 +336,9 @@ Decision Engine::answer_question(const wire::MessageView& view, const wire::Ques
     bool cache_may_hold = cache_ && cache_->prefetch_entry(key);
     bool miss_counted = false;
 
-    // localhost and its subdomains never leave this host (RFC 6761 §6.3).
-    if (is_under(lower.wire(), localhost_name().wire())) {
+    // localhost and its subdomains never leave this host (RFC 6761 §6.3). These local tests
+    // read the suffix hashes the blocklist's prefetch computed, not the name's octets.
+    if (special_->is_localhost(lower.wire(), hashes)) {
         static const std::vector<LocalRecord> kLoopback = [] {
             LocalZone zone;
             IpAddress v6{{}, true};
@@ -350,10 +353,10 @@ Decision Engine::answer_question(const wire::MessageView& view, const wire::Ques
         return respond(Outcome::local,
                        write_local(out, to, kLoopback, nullptr, options_.local_ttl));
     }
-    if (const auto* records = local_.find(lower.wire())) {
+    if (const auto* records = local_.find(lower.wire(), hashes.whole())) {
         return respond(Outcome::local, write_local(out, to, *records, &local_, options_.local_ttl));
     }
-    switch (special_->classify(lower.wire())) {
+    switch (special_->classify(lower.wire(), hashes)) {
         case SpecialAnswer::nxdomain:
             return respond(Outcome::local, write_empty(out, to, Rcode::nxdomain, true));
         case SpecialAnswer::nodata:

@@ -4,7 +4,7 @@
 
 #include <algorithm>
 
-#include "moat/core/mix.hpp"
+#include "moat/filter/name_hash.hpp"
 #include "moat/wire/record.hpp"
 
 namespace moat::engine {
@@ -20,11 +20,10 @@ std::string_view as_key(std::span<const std::uint8_t> lower_wire) noexcept {
     return {reinterpret_cast<const char*>(lower_wire.data()), lower_wire.size()};
 }
 
-/// A lower-cased wire-form name's hash.
-std::uint64_t hash_of(std::string_view bytes) noexcept {
-    constexpr std::uint64_t kSeed = 0x9E3779B97F4A7C15ULL;
-    return avalanche(fold_octets(
-        kSeed ^ bytes.size(), reinterpret_cast<const std::uint8_t*>(bytes.data()), bytes.size()));
+/// A lower-cased wire-form name's hash: the blocklist's (filter/name_hash.hpp), which the
+/// pipeline has computed for every query before it asks here.
+std::uint64_t hash_of(std::string_view lower_wire) noexcept {
+    return filter::hash_wire_name(reinterpret_cast<const std::uint8_t*>(lower_wire.data()));
 }
 
 std::string_view trim(std::string_view s) {
@@ -208,8 +207,12 @@ void LocalZone::generate_reverse() {
 
 const std::vector<LocalRecord>* LocalZone::find(
     std::span<const std::uint8_t> lower_wire) const noexcept {
-    const std::string_view key = as_key(lower_wire);
-    const std::uint32_t entry = find_entry(key, hash_of(key));
+    return find(lower_wire, hash_of(as_key(lower_wire)));
+}
+
+const std::vector<LocalRecord>* LocalZone::find(std::span<const std::uint8_t> lower_wire,
+                                                std::uint64_t name_hash) const noexcept {
+    const std::uint32_t entry = find_entry(as_key(lower_wire), name_hash);
     return entry == kNoEntry ? nullptr : &entries_[entry].records;
 }
 

@@ -1,4 +1,6 @@
 // Special-use names that dnsmoat answers itself instead of forwarding (docs/daemon.md):
+//   localhost and below              the loopback addresses (RFC 6761 §6.3), asked apart
+//                                    (is_localhost()) because the engine answers them first.
 //   use-application-dns.net          NXDOMAIN: Firefox's canary; it then keeps using this
 //                                    resolver instead of switching to its own DoH provider.
 //   mask.icloud.com, mask-h2.icloud.com
@@ -10,11 +12,12 @@
 //                                    unicast upstream; local records for them still answer.
 #pragma once
 
-#include <array>
 #include <cstdint>
 #include <span>
+#include <vector>
 
-#include "moat/wire/name.hpp"
+#include "moat/filter/name_hash.hpp"
+#include "name_match.hpp"
 
 namespace moat::engine {
 
@@ -26,13 +29,26 @@ public:
 
     /// How to answer `lower_qname` (lower-cased, uncompressed wire form); none: not special.
     [[nodiscard]] SpecialAnswer classify(std::span<const std::uint8_t> lower_qname) const noexcept;
+    /// The same, for a name whose suffix hashes are at hand (the pipeline's every query).
+    [[nodiscard]] SpecialAnswer classify(std::span<const std::uint8_t> lower_qname,
+                                         const filter::SuffixHashes& hashes) const noexcept;
+    /// True for localhost and the names below it (RFC 6761 §6.3), which the engine answers with
+    /// loopback addresses before classify() is asked.
+    [[nodiscard]] bool is_localhost(std::span<const std::uint8_t> lower_qname,
+                                    const filter::SuffixHashes& hashes) const noexcept {
+        return localhost_.holds(lower_qname, hashes);
+    }
 
 private:
-    wire::Name canary_;
-    std::array<wire::Name, 2> private_relay_;
-    wire::Name resolver_arpa_;
-    wire::Name mdns_;
-    bool block_private_relay_;
+    /// One special name or zone and its answer, tested in the order above.
+    struct Check {
+        KnownZone zone;
+        bool exact;  ///< the name itself only, not the names below it
+        SpecialAnswer answer;
+    };
+
+    KnownZone localhost_{"localhost"};
+    std::vector<Check> checks_;
 };
 
 }  // namespace moat::engine

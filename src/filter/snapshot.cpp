@@ -224,7 +224,7 @@ Verdict Snapshot::match_probed(const std::uint8_t* wire, const SuffixHashes& h,
 Verdict Snapshot::match_regex(const std::uint8_t* wire, const SuffixHashes& hashes, Verdict hashed,
                               const ListSelection* selection, RegexMemo* memo) const noexcept {
     // The hash of the whole name keys the memo; the root's is the seed (name_hash.hpp).
-    const std::uint64_t name_hash = hashes.count > 0 ? hashes.hash[0] : kNameHashSeed;
+    const std::uint64_t name_hash = hashes.whole();
     // NOLINTNEXTLINE(cppcoreguidelines-pro-type-member-init): dotted() writes what is read
     std::array<char, 256> buf;
     std::string_view text;

@@ -51,6 +51,9 @@ public:
     /// The records at a lower-cased wire-form name, or null when the name is not local.
     [[nodiscard]] const std::vector<LocalRecord>* find(
         std::span<const std::uint8_t> lower_wire) const noexcept;
+    /// The same, given the name's hash (filter::SuffixHashes::whole(), which the pipeline has).
+    [[nodiscard]] const std::vector<LocalRecord>* find(std::span<const std::uint8_t> lower_wire,
+                                                       std::uint64_t name_hash) const noexcept;
     [[nodiscard]] bool empty() const noexcept { return entries_.empty(); }
     [[nodiscard]] std::size_t name_count() const noexcept { return entries_.size(); }
 

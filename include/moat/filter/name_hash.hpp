@@ -79,6 +79,17 @@ struct SuffixHashes {
             hash[i] = h;
         }
     }
+    /// The hash of the whole name; the root's is the seed.
+    [[nodiscard]] std::uint64_t whole() const noexcept {
+        return count > 0 ? hash[0] : kNameHashSeed;
+    }
 };
+
+/// The hash of a whole uncompressed, lower-case wire-form name (SuffixHashes::whole()).
+[[nodiscard]] inline std::uint64_t hash_wire_name(const std::uint8_t* wire) noexcept {
+    SuffixHashes hashes;
+    hashes.compute(wire);
+    return hashes.whole();
+}
 
 }  // namespace moat::filter
