@@ -18,6 +18,7 @@ QueryPath::QueryPath(std::shared_ptr<engine::Engine> engine, upstream::Forwarder
 QueryPath::Arrival QueryPath::Arrival::now(bool with_wall_time) noexcept {
     Arrival a;
     a.steady = std::chrono::steady_clock::now();
+    a.debug_log = log::enabled(log::Level::debug);
     if (with_wall_time) {
         a.time_us = std::chrono::duration_cast<std::chrono::microseconds>(
                         std::chrono::system_clock::now().time_since_epoch())
@@ -113,7 +114,7 @@ void QueryPath::forward(std::span<const std::uint8_t> query, const engine::Clien
     f.arrival = arrival;
     metrics_.in_flight.set(++in_flight_);
     f.query_copy.clear();
-    if (log::enabled(log::Level::debug)) {
+    if (arrival.debug_log) {
         f.query_copy.assign(query.begin(), query.end());
     }
     // What is needed of the query later is read now: its buffer is reused meanwhile.
@@ -136,7 +137,9 @@ void QueryPath::answer_forwarded(Forwarded& f, const upstream::Result& result) {
     metrics_.in_flight.set(--in_flight_);
     engine::Decision done = result.ok ? engine_->complete(f.pending, result.reply, out_)
                                       : engine_->fail(f.pending, out_);
-    log_answer(f.client, f.query_copy, done);
+    if (f.arrival.debug_log) {
+        log_answer(f.client, f.query_copy, done);
+    }
     // A forwarded name shows the allow rule that let it through, when one did.
     if (done.verdict.action == filter::Action::none) {
         done.verdict = f.pending.verdict;

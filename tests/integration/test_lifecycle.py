@@ -60,6 +60,36 @@ def test_sighup_reload(tmp_path, upstream, moat):
     assert rcode_name(r) == "NXDOMAIN" and not r.answer, "blocked again, in nxdomain mode"
 
 
+def test_debug_log_has_a_line_per_query_and_a_reload_turns_it_off(tmp_path, upstream, moat):
+    """`[log] level = "debug"` writes a line for every answer, whether given at once (blocked,
+    cached) or after the upstream's (forwarded); a reload to "info" stops them from the next
+    query on (docs/daemon.md, Logging)."""
+    upstream.add("f.example.test", "A", "192.0.2.71")
+    upstream.add("g.example.test", "A", "192.0.2.72")
+    blocklist = write_file(tmp_path / "block.txt", "b.example.test\n")
+    cfg = base_config(upstream, blocklists=[{"name": "mine", "path": str(blocklist)}],
+                      log={"level": "debug"})
+    d = moat(cfg, log_level=None)
+    assert answer_values(d.query("f.example.test"), "A") == ["192.0.2.71"]
+    assert answer_values(d.query("f.example.test"), "A") == ["192.0.2.71"]
+    d.query("b.example.test")
+    line = "query udp {}. type 1 from 127.0.0.1: {}"
+    for name, outcome in (("f.example.test", "forwarded"), ("f.example.test", "cached"),
+                          ("b.example.test", "blocked")):
+        assert d.wait_for_log(line.format(name, outcome), timeout=2), \
+            f"no '{line.format(name, outcome)}':\n{d.stderr_text()[-2000:]}"
+
+    cfg["log"]["level"] = "info"
+    d.write_config(cfg)
+    assert d.reload() == "applied", d.stderr_text()[-2000:]
+    assert answer_values(d.query("g.example.test"), "A") == ["192.0.2.72"]
+    assert answer_values(d.query("g.example.test"), "A") == ["192.0.2.72"]
+    d.query("b.example.test")
+    time.sleep(0.3)
+    assert not d.stderr_lines("query udp g.example.test."), d.stderr_text()[-2000:]
+    assert len(d.stderr_lines(line.format("b.example.test", "blocked"))) == 1
+
+
 def test_sigterm_drains_in_flight_query(upstream, moat):
     upstream.add("slow.example.test", "A", "192.0.2.77")
     upstream.rule("slow.example.test", ("delay", 0.7), "answer")
