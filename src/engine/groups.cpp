@@ -103,15 +103,12 @@ std::uint64_t Groups::open_windows(const GroupOptions& g) {
     return open;
 }
 
-const filter::ListSelection* Groups::selection(
+const filter::ListSelection* Groups::chosen_lists(
     std::size_t index, const std::shared_ptr<const filter::Snapshot>& snapshot) {
     if (index >= states_.size()) {
         index = 0;  // see group()
     }
     const GroupOptions& g = group(index);
-    if (g.every_list && g.schedule.empty()) {
-        return nullptr;
-    }
     State& state = states_[index];
     const std::uint64_t open = open_windows(g);
     // Owner comparison: no reference counting per query, and the weak pointer keeps the old

@@ -43,10 +43,21 @@ public:
         return blocking_[index < blocking_.size() ? index : 0];
     }
     /// The lists that count for group `index` under `snapshot` now; null: every list.
+    /// Asked for every query: the usual answer, every list, is settled here, inline.
     [[nodiscard]] const filter::ListSelection* selection(
-        std::size_t index, const std::shared_ptr<const filter::Snapshot>& snapshot);
+        std::size_t index, const std::shared_ptr<const filter::Snapshot>& snapshot) {
+        const GroupOptions& g = group(index);
+        if (g.every_list && g.schedule.empty()) {
+            return nullptr;
+        }
+        return chosen_lists(index, snapshot);
+    }
 
 private:
+    /// selection() for a group that picks its lists or has a schedule.
+    [[nodiscard]] const filter::ListSelection* chosen_lists(
+        std::size_t index, const std::shared_ptr<const filter::Snapshot>& snapshot);
+
     struct State {
         std::weak_ptr<const filter::Snapshot> snapshot;
         std::uint64_t open = 0;  ///< bit w: schedule window w was open when built
