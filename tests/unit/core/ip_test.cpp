@@ -12,7 +12,9 @@
 namespace moat {
 namespace {
 
-bool bit(const IpAddress& a, unsigned i) { return ((a.bytes[i / 8U] >> (7U - i % 8U)) & 1U) != 0; }
+bool bit(const IpAddress& a, unsigned i) {
+    return ((static_cast<unsigned>(a.bytes[i / 8U]) >> (7U - i % 8U)) & 1U) != 0;
+}
 
 /// The definition: the first prefix_length bits are equal.
 bool holds_bit_by_bit(const Cidr& c, const IpAddress& ip) {
