@@ -64,9 +64,14 @@ void QueryPath::finished_now(const Arrival& arrival, std::span<const std::uint8_
 void QueryPath::finished(const Arrival& arrival, std::uint16_t qtype, const engine::Client& client,
                          const engine::Decision& d, std::span<const std::uint8_t> answer,
                          querylog::Entry* entry) {
+    const std::uint8_t* const header = answer.empty() ? nullptr : answer.data();
+    if (arrival.timed_by_batch && entry == nullptr) {
+        metrics_.count_untimed(d.outcome, qtype, client.transport, header);
+        ++untimed_;
+        return;
+    }
     const std::uint32_t latency = micros_since(arrival.steady);
-    metrics_.count(d.outcome, qtype, client.transport, answer.empty() ? nullptr : answer.data(),
-                   latency);
+    metrics_.count(d.outcome, qtype, client.transport, header, latency);
     if (entry != nullptr && log_ != nullptr) {
         // The snapshot (a shared lock and a reference count) only for a rule to name.
         std::shared_ptr<const filter::Snapshot> snapshot;
@@ -77,6 +82,14 @@ void QueryPath::finished(const Arrival& arrival, std::uint16_t qtype, const engi
         entry->latency_us = latency;
         log_->push(*entry);
     }
+}
+
+void QueryPath::end_batch(const Arrival& arrival) noexcept {
+    if (untimed_ == 0) {
+        return;
+    }
+    metrics_.duration.observe(micros_since(arrival.steady), untimed_);
+    untimed_ = 0;
 }
 
 QueryPath::Forwarded& QueryPath::take_pending() {
@@ -112,6 +125,7 @@ void QueryPath::forward(std::span<const std::uint8_t> query, const engine::Clien
     f.reply = std::move(reply);
     f.client = client;
     f.arrival = arrival;
+    f.arrival.timed_by_batch = false;  // its answer comes after the batch, timed on its own
     metrics_.in_flight.set(++in_flight_);
     f.query_copy.clear();
     if (arrival.debug_log) {

@@ -93,10 +93,12 @@ void UdpListener::drain_batches() {
     for (std::size_t turn = 0; turn < kBatchesPerTurn; ++turn) {
         const std::size_t n = in_.receive(socket_.native_handle(), "udp");
         if (n > 0) {
-            const QueryPath::Arrival arrival = path_.arrival_now();  // one for the whole batch
+            // One clock read for the whole batch as it comes, one as its answers leave.
+            const QueryPath::Arrival arrival = path_.batch_arrival_now();
             for (std::size_t i = 0; i < n; ++i) {
                 handle(i, arrival);
             }
+            path_.end_batch(arrival);
         }
         flush_answers();
         if (n < kBatch) {

@@ -57,13 +57,15 @@ public:
         50, 100, 250, 500, 1000, 2500, 5000, 10000, 25000, 50000, 100000, 250000, 1000000, 5000000};
 
     /// Writer thread only.
-    void observe(std::uint32_t us) noexcept {
+    void observe(std::uint32_t us) noexcept { observe(us, 1); }
+    /// `n` observations of the same duration (the answers of one batch). Writer thread only.
+    void observe(std::uint32_t us, std::uint64_t n) noexcept {
         std::size_t i = 0;
         while (i < kBoundsUs.size() && us > kBoundsUs[i]) {
             ++i;
         }
-        bump(counts_[i], 1);
-        bump(sum_us_, us);
+        bump(counts_[i], n);
+        bump(sum_us_, std::uint64_t{us} * n);
     }
     /// Observations in bucket i (not cumulative); i == kBoundsUs.size() is above every bound.
     [[nodiscard]] std::uint64_t bucket(std::size_t i) const noexcept {

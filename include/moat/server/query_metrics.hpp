@@ -27,6 +27,12 @@ struct QueryMetrics {
 
     void count(engine::Outcome outcome, std::uint16_t qtype, engine::Transport transport,
                const std::uint8_t* answer_header, std::uint32_t latency_us) noexcept {
+        count_untimed(outcome, qtype, transport, answer_header);
+        duration.observe(latency_us);
+    }
+    /// count() without the duration, which the caller observes later (for a whole batch).
+    void count_untimed(engine::Outcome outcome, std::uint16_t qtype, engine::Transport transport,
+                       const std::uint8_t* answer_header) noexcept {
         by_outcome[static_cast<std::size_t>(outcome)].add();
         std::size_t t = 0;
         while (t < kTypes.size() && kTypes[t] != qtype) {
@@ -37,7 +43,6 @@ struct QueryMetrics {
             by_rcode[answer_header[3] & 0x0FU].add();
         }
         by_transport[static_cast<std::size_t>(transport)].add();
-        duration.observe(latency_us);
     }
 };
 

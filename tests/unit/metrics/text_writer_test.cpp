@@ -47,6 +47,15 @@ TEST(TextWriter, HistogramBucketsAreCumulativeAndInSeconds) {
     EXPECT_NE(text.find("dnsmoat_query_duration_seconds_count 4\n"), std::string::npos);
 }
 
+TEST(Instruments, AHistogramTakesManyObservationsOfOneDurationAtOnce) {
+    LatencyHistogram h;
+    h.observe(60, 3);  // the answers of one batch
+    h.observe(20);
+    EXPECT_EQ(h.bucket(0), 1U);
+    EXPECT_EQ(h.bucket(1), 3U);
+    EXPECT_EQ(h.sum_us(), 200U);
+}
+
 TEST(Instruments, CountersAndPeaks) {
     Counter c;
     c.add();

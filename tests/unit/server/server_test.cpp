@@ -288,6 +288,36 @@ TEST_F(QueryPathTest, ALatencyIsMeasuredFromTheArrivalGiven) {
     EXPECT_GE(path_.metrics().duration.sum_us(), 30'000U) << "measured from the arrival given";
 }
 
+// A batch of datagrams is timed once as it arrives and once as its answers are ready: answers
+// given at once are in the histogram only after end_batch(), all with the time up to then.
+TEST_F(QueryPathTest, ABatchsAnswersAreTimedWhenItEnds) {
+    const auto no_reply = [] { return ReplyFn([](std::span<const std::uint8_t>) {}); };
+    const auto observed = [this] {
+        std::uint64_t n = 0;
+        for (std::size_t i = 0; i <= metrics::LatencyHistogram::kBoundsUs.size(); ++i) {
+            n += path_.metrics().duration.bucket(i);
+        }
+        return n;
+    };
+
+    const QueryPath::Arrival arrival = path_.batch_arrival_now();
+    const Bytes query = test::make_query({.qname = "ads.example"});
+    for (int i = 0; i < 2; ++i) {
+        const auto handled = path_.handle(query, client_, no_reply, arrival);
+        ASSERT_FALSE(handled.answer.empty()) << "blocked, answered at once";
+    }
+    EXPECT_EQ(observed(), 0U) << "not timed before the batch ends";
+    EXPECT_EQ(
+        path_.metrics().by_outcome[static_cast<std::size_t>(engine::Outcome::blocked)].value(), 2U)
+        << "but counted";
+    std::this_thread::sleep_for(milliseconds{20});
+    path_.end_batch(arrival);
+    EXPECT_EQ(observed(), 2U);
+    EXPECT_GE(path_.metrics().duration.sum_us(), 2U * 20'000U) << "each timed up to the end";
+    path_.end_batch(arrival);
+    EXPECT_EQ(observed(), 2U) << "a batch's answers are timed once";
+}
+
 // A cached answer near its expiry is answered at once and its refresh goes to the forwarder,
 // which is no client's query: not in flight, not counted. This forwarder has no servers, so the
 // refresh fails, and the entry serves on until it expires.
