@@ -167,12 +167,13 @@ Decision Engine::count(Decision d) noexcept {
     return d;
 }
 
-ReplyTo Engine::reply_to_query(const Header& qh, const wire::Question& q, const wire::Name& qname,
+ReplyTo Engine::reply_to_query(const Header& qh, const wire::Question& q,
+                               std::span<const std::uint8_t> qname,
                                Transport transport) const noexcept {
     ReplyTo to;
     to.id = qh.id;
     to.query_flags = qh.flags;
-    to.qname = qname.wire();
+    to.qname = qname;
     to.qtype = q.qtype;
     to.qclass = q.qclass;
     to.our_udp_size = options_.udp_payload_size;
@@ -212,7 +213,7 @@ Decision Engine::decide(std::span<const std::uint8_t> query, const Client& clien
             return count(respond(Outcome::refused, write_header_only(out, qh, Rcode::refused)));
         }
         const wire::Name qname = wire::Name::from_view(question->qname);
-        ReplyTo to = reply_to_query(qh, *question, qname, client.transport);
+        ReplyTo to = reply_to_query(qh, *question, qname.wire(), client.transport);
         with_edns_if_valid(to, *view, client.transport);
         return count(with_ede(respond(Outcome::refused, write_empty(out, to, Rcode::refused, false,
                                                                     ExtendedError::prohibited)),
@@ -229,7 +230,7 @@ Decision Engine::decide(std::span<const std::uint8_t> query, const Client& clien
         if (notimp && qh.qdcount == 1 && question != nullptr) {
             // Question and opcode echoed, and OPT when the query had one (RFC 6891 §7).
             const wire::Name qname = wire::Name::from_view(question->qname);
-            ReplyTo to = reply_to_query(qh, *question, qname, client.transport);
+            ReplyTo to = reply_to_query(qh, *question, qname.wire(), client.transport);
             to.echo_opcode = true;
             with_edns_if_valid(to, *view, client.transport);
             return count(respond(outcome, write_empty(out, to, rcode)));
@@ -254,7 +255,7 @@ Decision Engine::rate_limited(const Header& qh, const wire::MessageView* view, c
         return dropped(Outcome::rate_limited);  // not worth an answer
     }
     const wire::Name qname = wire::Name::from_view(question->qname);
-    ReplyTo to = reply_to_query(qh, *question, qname, client.transport);
+    ReplyTo to = reply_to_query(qh, *question, qname.wire(), client.transport);
     with_edns_if_valid(to, *view, client.transport);
     const bool truncate = action == RateLimitAction::truncate;
     const std::size_t size = write_empty(out, to, truncate ? Rcode::noerror : Rcode::refused);
@@ -289,7 +290,15 @@ Decision Engine::answer_question(const wire::MessageView& view, const wire::Ques
                                  const Client& client, std::span<std::uint8_t> out,
                                  Pending& pending) {
     const Header& qh = view.header();
-    const wire::Name qname = wire::Name::from_view(q.qname);
+    // The client's spelling, echoed in the answer's question: read in place from the query.
+    // (The decoder lets no pointer into a question's name, whose only octets before it are the
+    // header's; the copy is for a view made some other way.)
+    std::span<const std::uint8_t> qname = q.qname.contiguous_wire();
+    wire::Name qname_copy;
+    if (qname.empty()) {
+        qname_copy = wire::Name::from_view(q.qname);
+        qname = qname_copy.wire();
+    }
     const wire::Name lower = wire::Name::from_view_lower(q.qname);
     // Valid for this query: nothing below reads snapshot_reader_ again.
     const std::shared_ptr<const filter::Snapshot>& snapshot = snapshot_reader_.current();
@@ -420,7 +429,7 @@ Decision Engine::answer_question(const wire::MessageView& view, const wire::Ques
     const auto prepare_forward = [&](std::size_t route) {
         pending.client_id = qh.id;
         pending.client_flags = qh.flags;
-        pending.qname = qname;
+        pending.qname = wire::Name::from_view(q.qname);
         pending.key = key.without_echo();  // the query's buffer is reused before the answer
         pending.edns = to.edns;
         pending.transport = client.transport;

@@ -83,6 +83,13 @@ bool is_plain_text_byte(std::uint8_t c) noexcept {
 
 }  // namespace
 
+std::span<const std::uint8_t> NameView::contiguous_wire() const noexcept {
+    if (!is_contiguous(*this)) {
+        return {};
+    }
+    return {base() + offset(), length()};
+}
+
 std::size_t NameView::copy_to(std::uint8_t* out) const noexcept {
     return copy_labels<false>(*this, out);
 }

@@ -113,7 +113,8 @@ public:
     Engine& operator=(const Engine&) = delete;
 
     /// `out` should hold 65535 octets (any TCP answer); UDP answers stay within the client's
-    /// limit regardless of its size.
+    /// limit regardless of its size. It must not overlap `query`, whose question name the
+    /// answer copies from in place.
     Decision decide(std::span<const std::uint8_t> query, const Client& client,
                     std::span<std::uint8_t> out, Pending& pending);
     /// The upstream's reply (already matched to the request by ID and question) → the answer.
@@ -146,9 +147,10 @@ private:
                           const Client& client, std::span<std::uint8_t> out) const;
     Decision answer_question(const wire::MessageView& view, const wire::Question& q,
                              const Client& client, std::span<std::uint8_t> out, Pending& pending);
-    /// The client side of an answer to `q` (spelled `qname`), without EDNS yet.
+    /// The client side of an answer to `q` (spelled `qname`, uncompressed wire form, which must
+    /// outlive the answer's writing), without EDNS yet.
     [[nodiscard]] ReplyTo reply_to_query(const wire::Header& qh, const wire::Question& q,
-                                         const wire::Name& qname,
+                                         std::span<const std::uint8_t> qname,
                                          Transport transport) const noexcept;
     /// Adds the query's EDNS to `to` when its OPT reads as version 0.
     void with_edns_if_valid(ReplyTo& to, const wire::MessageView& view, Transport transport) const;

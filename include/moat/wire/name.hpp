@@ -85,6 +85,9 @@ public:
     [[nodiscard]] LabelIterator begin() const noexcept { return {base_, base_ + offset()}; }
     [[nodiscard]] std::default_sentinel_t end() const noexcept { return {}; }
 
+    /// The name's own octets in the message when it has no compression pointer (a question's
+    /// name in every real query), so that it can be read in place; else an empty span.
+    [[nodiscard]] std::span<const std::uint8_t> contiguous_wire() const noexcept;
     /// Writes the uncompressed wire form into `out` (which must hold length() bytes) and
     /// returns the number of bytes written.
     std::size_t copy_to(std::uint8_t* out) const noexcept;

@@ -350,6 +350,25 @@ TEST_F(EngineBlocking, NullModeAnswersZeroAddresses) {
     EXPECT_TRUE(a.records.empty()) << "NODATA for other types";
 }
 
+// The answer's question is the query's name as the client spelled it, read in place from the
+// query. That is possible because a question's name never holds a compression pointer: the only
+// octets before it are the header's, where no pointer may lead (here to offset 4, whose 0 would
+// read as the root), so such a query is FORMERR.
+TEST_F(EngineBlocking, TheQuestionIsEchoedAsSpelledAndHoldsNoPointer) {
+    EXPECT_EQ(h_.decide({.qname = "aDS.exAMPLE.com"}).outcome, Outcome::blocked);
+    EXPECT_EQ(h_.answer().qname, "aDS.exAMPLE.com.");
+
+    const std::vector<std::uint8_t> pointed = {
+        0x12, 0x34, 0x01, 0x00, 0x00, 0x01, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00,  // header, RD
+        3,    'A',  'd',  's',  7,    'E',  'x',  'a',  'm',  'p',  'l',  'e',   //
+        3,    'C',  'o',  'M',  0xC0, 0x04,                                      // -> offset 4
+        0x00, 0x01, 0x00, 0x01};                                                 // A IN
+    const Decision d = h_.decide_raw(pointed);
+    ASSERT_EQ(d.action, Action::respond);
+    EXPECT_EQ(d.outcome, Outcome::formerr);
+    EXPECT_EQ(h_.answer().header.id, 0x1234);
+}
+
 TEST_F(EngineBlocking, TheNextQueryUsesANewlyPublishedSnapshot) {
     // The engine keeps the snapshot it read until the publisher's version moves on.
     EXPECT_EQ(h_.decide({.qname = "ads.example.com"}).outcome, Outcome::blocked);
