@@ -81,7 +81,7 @@ bool MessageView::read(std::span<const std::uint8_t> bytes, ParseOptions options
         std::uint8_t hops = 0;
         if (end < bytes.size() && base[end] == 0 && length <= kMaxNameLength) {
             qname = NameView(base, kHeaderSize, static_cast<std::uint8_t>(length),
-                             static_cast<std::uint8_t>(labels));
+                             static_cast<std::uint8_t>(labels), true);
             pos = end + 1;
         } else {
             auto name = decode_name(bytes, pos, bytes.size(), nullptr);

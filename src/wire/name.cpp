@@ -38,6 +38,9 @@ std::size_t copy_lower_contiguous(const std::uint8_t* in, std::size_t length,
 
 /// True when the name's labels follow each other in the message with no compression pointer.
 bool is_contiguous(NameView name) noexcept {
+    if (name.known_contiguous()) {
+        return true;
+    }
     const std::uint8_t* p = name.base() + name.offset();
     std::size_t at = 0;
     while (p[at] != 0) {
@@ -99,7 +102,7 @@ std::size_t NameView::copy_lower_to(std::uint8_t* out) const noexcept {
 }
 
 bool NameView::iequals(NameView other) const noexcept {
-    if ((meta_ >> 16U) != (other.meta_ >> 16U)) {  // length and label count
+    if (length() != other.length() || label_count() != other.label_count()) {
         return false;
     }
     auto a = begin();

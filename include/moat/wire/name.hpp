@@ -64,17 +64,22 @@ public:
     /// The root name over a static byte.
     NameView() noexcept : base_(kRootWire.data()) {}
     /// `base` is the start of the message (pointer targets are relative to it); `offset` is where
-    /// the name starts. Only the decoder and Name create views, after validation.
+    /// the name starts. Only the decoder and Name create views, after validation. `contiguous`:
+    /// the creator knows the name has no compression pointer (it walked it, or owns it), which
+    /// spares copies and contiguous_wire() a walk of their own.
     NameView(const std::uint8_t* base, std::uint16_t offset, std::uint8_t length,
-             std::uint8_t labels) noexcept
+             std::uint8_t labels, bool contiguous = false) noexcept
         : base_(base),
           meta_(offset | (static_cast<std::uint32_t>(length) << 16U) |
-                (static_cast<std::uint32_t>(labels) << 24U)) {}
+                (static_cast<std::uint32_t>(labels) << 24U) | (contiguous ? kContiguousBit : 0U)) {}
 
     /// Uncompressed length in octets, root label included (1..255).
     [[nodiscard]] std::size_t length() const noexcept { return (meta_ >> 16U) & 0xFFU; }
     /// Number of labels, root excluded (0..127).
-    [[nodiscard]] std::size_t label_count() const noexcept { return meta_ >> 24U; }
+    [[nodiscard]] std::size_t label_count() const noexcept { return (meta_ >> 24U) & 0x7FU; }
+    /// True when the view's creator knew the name to have no compression pointer; false also
+    /// when it did not know (the name may still have none).
+    [[nodiscard]] bool known_contiguous() const noexcept { return (meta_ & kContiguousBit) != 0; }
     [[nodiscard]] bool is_root() const noexcept { return label_count() == 0; }
     /// Offset of the first byte of the name in the message.
     [[nodiscard]] std::uint16_t offset() const noexcept {
@@ -103,11 +108,15 @@ public:
     [[nodiscard]] std::string to_text() const;
 
 private:
+    /// In meta_, above the label count (at most 127, seven bits).
+    static constexpr std::uint32_t kContiguousBit = 1U << 31U;
+
     const std::uint8_t* base_;
-    // Offset (bits 0-15), length (16-23) and label count (24-31) in one word: written with one
-    // store and read with one load, so a view returned through memory never stalls the reader
-    // on store forwarding (three narrow stores read back as one wide load would).
-    std::uint32_t meta_ = 1U << 16U;  // the root: offset 0, length 1, no label
+    // Offset (bits 0-15), length (16-23), label count (24-30) and known_contiguous() (31) in one
+    // word: written with one store and read with one load, so a view returned through memory
+    // never stalls the reader on store forwarding (narrow stores read back as one wide load
+    // would).
+    std::uint32_t meta_ = (1U << 16U) | kContiguousBit;  // the root: offset 0, length 1, no label
 };
 
 /// An owned, uncompressed wire-form name in inline storage. Always valid (at most 255 octets,
@@ -134,7 +143,9 @@ public:
     }
     [[nodiscard]] std::size_t length() const noexcept { return size_; }
     [[nodiscard]] std::size_t label_count() const noexcept { return labels_; }
-    [[nodiscard]] NameView view() const noexcept { return {bytes_.data(), 0, size_, labels_}; }
+    [[nodiscard]] NameView view() const noexcept {
+        return {bytes_.data(), 0, size_, labels_, true};
+    }
     [[nodiscard]] std::string to_text() const { return view().to_text(); }
 
     /// Case-insensitive, as DNS compares names.

@@ -106,7 +106,7 @@ inline tl::expected<NameInfo, WireError> decode_name(
     // For the pointer, the walk would read it, check it, and continue exactly as the cached walk
     // from its target did.
     if (pos < limit && base[pos] == 0) {
-        return NameInfo{NameView(base, static_cast<std::uint16_t>(pos), 1, 0),
+        return NameInfo{NameView(base, static_cast<std::uint16_t>(pos), 1, 0, true),
                         static_cast<std::uint16_t>(pos + 1), 0};
     }
     if (cache != nullptr && pos + 1 < limit && compression == Compression::allowed &&
@@ -127,10 +127,11 @@ inline tl::expected<NameInfo, WireError> decode_name(
         return tl::unexpected(
             WireError{static_cast<Errc>(code), static_cast<std::uint32_t>(walk & 0xFFFFU)});
     }
+    const auto hops = static_cast<std::uint8_t>(walk >> 32U);
     return NameInfo{
         NameView(base, static_cast<std::uint16_t>(pos), static_cast<std::uint8_t>(walk >> 16U),
-                 static_cast<std::uint8_t>(walk >> 24U)),
-        static_cast<std::uint16_t>(walk), static_cast<std::uint8_t>(walk >> 32U)};
+                 static_cast<std::uint8_t>(walk >> 24U), hops == 0),
+        static_cast<std::uint16_t>(walk), hops};
 }
 
 /// Finds the end of the name at `pos` without following pointers: a plain walk used to skip

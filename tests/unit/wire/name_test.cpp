@@ -5,6 +5,7 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <array>
 #include <cstdint>
 #include <filesystem>
 #include <span>
@@ -295,6 +296,42 @@ TEST(DecodeName, PlainAndCompressed) {
     EXPECT_EQ(bare->end, 33);
     EXPECT_EQ(bare->hops, 1);
     EXPECT_TRUE(bare->view.iequals(plain->view));
+}
+
+// A decoded view knows whether its name has a pointer: one without is read in place, and a
+// copy or a lowered copy of either is the whole name. Views that know and views that do not
+// compare by their names alone.
+TEST(DecodeName, AViewKnowsWhetherItsNameIsContiguous) {
+    // 12: Example.COM.   25: Www -> 12
+    const Bytes msg = message({7, 'E', 'x', 'a', 'm', 'p', 'l', 'e', 3, 'C', 'O', 'M', 0,  //
+                               3, 'W', 'w', 'w', 0xC0, 12});
+    SuffixCache cache;
+    for (SuffixCache* c : {static_cast<SuffixCache*>(nullptr), &cache}) {
+        auto plain = decode(msg, 12, c);
+        auto www = decode(msg, 25, c);
+        ASSERT_TRUE(plain && www);
+        EXPECT_TRUE(plain->view.known_contiguous());
+        EXPECT_FALSE(www->view.known_contiguous());
+        const auto in_place = plain->view.contiguous_wire();
+        ASSERT_EQ(in_place.size(), 13U);
+        EXPECT_EQ(in_place.data(), msg.data() + 12) << "read in place, not copied";
+        EXPECT_TRUE(www->view.contiguous_wire().empty());
+
+        std::array<std::uint8_t, moat::wire::kMaxNameLength> buf{};
+        ASSERT_EQ(www->view.copy_lower_to(buf.data()), 17U);
+        const std::vector<std::uint8_t> lowered(buf.begin(), buf.begin() + 17);
+        EXPECT_EQ(lowered, (std::vector<std::uint8_t>{3, 'w', 'w', 'w', 7, 'e', 'x', 'a', 'm', 'p',
+                                                      'l', 'e', 3, 'c', 'o', 'm', 0}));
+        ASSERT_EQ(plain->view.copy_to(buf.data()), 13U);
+        EXPECT_TRUE(std::equal(in_place.begin(), in_place.end(), buf.begin()));
+
+        const Name owned = *Name::from_text("www.example.com");
+        EXPECT_TRUE(owned.view().known_contiguous());
+        EXPECT_TRUE(www->view.iequals(owned.view()));
+        EXPECT_TRUE(owned.view().iequals(www->view));
+        EXPECT_EQ(www->view.label_count(), owned.view().label_count());
+        EXPECT_EQ(www->view.label_count(), 3U);
+    }
 }
 
 TEST(DecodeName, NameOverrun) {
