@@ -12,12 +12,6 @@ SpecialNames::SpecialNames(bool block_icloud_private_relay) {
     checks_.push_back({KnownZone("local"), false, SpecialAnswer::nxdomain});
 }
 
-SpecialAnswer SpecialNames::classify(std::span<const std::uint8_t> lower_qname) const noexcept {
-    filter::SuffixHashes hashes;
-    hashes.compute(lower_qname.data());
-    return classify(lower_qname, hashes);
-}
-
 SpecialAnswer SpecialNames::classify(std::span<const std::uint8_t> lower_qname,
                                      const filter::SuffixHashes& hashes) const noexcept {
     for (const Check& check : checks_) {

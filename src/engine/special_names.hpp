@@ -27,9 +27,8 @@ class SpecialNames {
 public:
     explicit SpecialNames(bool block_icloud_private_relay);
 
-    /// How to answer `lower_qname` (lower-cased, uncompressed wire form); none: not special.
-    [[nodiscard]] SpecialAnswer classify(std::span<const std::uint8_t> lower_qname) const noexcept;
-    /// The same, for a name whose suffix hashes are at hand (the pipeline's every query).
+    /// How to answer `lower_qname` (lower-cased, uncompressed wire form), whose suffix hashes
+    /// are `hashes` (the pipeline has them for every query); none: not special.
     [[nodiscard]] SpecialAnswer classify(std::span<const std::uint8_t> lower_qname,
                                          const filter::SuffixHashes& hashes) const noexcept;
     /// True for localhost and the names below it (RFC 6761 §6.3), which the engine answers with
